@@ -1,0 +1,211 @@
+"""Additive sufficient statistics and the observation-family protocol.
+
+Every inference algorithm (ADF, EP, Gibbs, sub-cluster, merges, map-reduce) manipulates
+per-cluster statistics only through ``+``, ``-``, :meth:`SuffStats.take` and
+:meth:`SuffStats.concat`, so streaming, EP cavities and distributed reductions are one algebra
+(bnpy's ``SuffStatBag`` idea, as a frozen dataclass of arrays).
+
+Kernel contract (what numba kernels see)
+----------------------------------------
+A family turns statistics into a *kernel state*: a tuple of C-contiguous float64 arrays whose
+leading axis is a cluster capacity ``Kcap >= K + 1`` (slots ``K..Kcap-1`` are empty, so slot
+``K`` scores the prior predictive f_0).  Each family module provides two module-level
+``@numba.njit(nogil=True, cache=True)`` row functions with the *same signature*::
+
+    log_pred_row(xa, xb, hyper, state, K, out)   # out[k] = log f_k(x) for k = 0..K (K = empty slot)
+    add_row(xa, xb, hyper, state, k, w)          # stats_k += w * T(x), caches in state kept valid
+
+where ``(xa, xb)`` is one row: ``(token_ids int32, counts float64)`` for CSR families and
+``(x float64 (d,), x)`` for dense families; ``hyper`` is a tuple of float64 arrays returned by
+:meth:`ObsFamily.kernel_hyper`.  ``add_row`` with a negative ``w`` removes a row (EP cavity).
+Generic scans (ADF, EP, Gibbs) take these functions as first-class arguments.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from ..data.blocks import Block
+
+
+@dataclass(frozen=True, eq=False)
+class SuffStats:
+    """Per-cluster additive statistics.
+
+    ``arrays`` maps a name to an array whose leading axis is the cluster axis (length K);
+    ``"n"`` (the soft count of each cluster, shape (K,)) is always present.
+    """
+
+    family: str
+    arrays: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if "n" not in self.arrays:
+            raise ValueError("SuffStats needs an 'n' array")
+        K = len(self.arrays["n"])
+        for k, a in self.arrays.items():
+            if a.shape[:1] != (K,):
+                raise ValueError(f"statistic {k!r} has leading axis {a.shape[:1]}, expected ({K},)")
+
+    # --- shape ---------------------------------------------------------------------------
+    @property
+    def K(self) -> int:
+        return len(self.arrays["n"])
+
+    @property
+    def n(self) -> np.ndarray:
+        return self.arrays["n"]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.arrays[name]
+
+    def _check(self, other: "SuffStats"):
+        if not isinstance(other, SuffStats) or other.family != self.family:
+            raise TypeError(f"cannot combine {self.family} statistics with {other!r}")
+        if other.arrays.keys() != self.arrays.keys():
+            raise ValueError("statistics have different fields")
+        for k in self.arrays:
+            if self.arrays[k].shape != other.arrays[k].shape:
+                raise ValueError(f"field {k!r}: shape {self.arrays[k].shape} != {other.arrays[k].shape}")
+
+    # --- algebra -------------------------------------------------------------------------
+    def __add__(self, other: "SuffStats") -> "SuffStats":
+        self._check(other)
+        return SuffStats(self.family, {k: v + other.arrays[k] for k, v in self.arrays.items()})
+
+    def __sub__(self, other: "SuffStats") -> "SuffStats":
+        self._check(other)
+        return SuffStats(self.family, {k: v - other.arrays[k] for k, v in self.arrays.items()})
+
+    def scale(self, w) -> "SuffStats":
+        """Multiply every statistic of cluster k by ``w[k]`` (or all by a scalar)."""
+        w = np.asarray(w, dtype=np.float64)
+        out = {}
+        for k, v in self.arrays.items():
+            ww = w.reshape(w.shape + (1,) * (v.ndim - w.ndim)) if w.ndim else w
+            out[k] = v * ww
+        return SuffStats(self.family, out)
+
+    def take(self, idx) -> "SuffStats":
+        """Clusters ``idx`` (an index array or boolean mask), in that order."""
+        return SuffStats(self.family, {k: v[idx] for k, v in self.arrays.items()})
+
+    def concat(self, other: "SuffStats") -> "SuffStats":
+        """Clusters of ``self`` followed by those of ``other``."""
+        if other.family != self.family or other.arrays.keys() != self.arrays.keys():
+            raise TypeError("cannot concatenate statistics of different families")
+        return SuffStats(self.family, {k: np.concatenate([v, other.arrays[k]]) for k, v in self.arrays.items()})
+
+    def pad(self, K: int) -> "SuffStats":
+        """Append empty clusters up to ``K`` clusters."""
+        if K < self.K:
+            raise ValueError("pad cannot shrink")
+        return SuffStats(self.family, {k: np.concatenate([v, np.zeros((K - self.K,) + v.shape[1:])])
+                                       for k, v in self.arrays.items()})
+
+    def sum(self) -> "SuffStats":
+        """All clusters pooled into one."""
+        return SuffStats(self.family, {k: v.sum(axis=0, keepdims=True) for k, v in self.arrays.items()})
+
+    def merge(self, i: int, j: int) -> "SuffStats":
+        """Cluster ``j`` pooled into cluster ``i`` and removed."""
+        arr = {k: v.copy() for k, v in self.arrays.items()}
+        for k in arr:
+            arr[k][i] += arr[k][j]
+        keep = np.arange(self.K) != j
+        return SuffStats(self.family, {k: v[keep] for k, v in arr.items()})
+
+    def allclose(self, other: "SuffStats", rtol=1e-9, atol=1e-9) -> bool:
+        self._check(other)
+        return all(np.allclose(v, other.arrays[k], rtol=rtol, atol=atol) for k, v in self.arrays.items())
+
+    # --- serialisation -------------------------------------------------------------------
+    def to_arrays(self, prefix: str = "stats.") -> dict[str, np.ndarray]:
+        return {prefix + k: np.asarray(v) for k, v in self.arrays.items()}
+
+    @classmethod
+    def from_arrays(cls, family: str, arrays: Mapping[str, np.ndarray], prefix: str = "stats.") -> "SuffStats":
+        return cls(family, {k[len(prefix):]: np.asarray(v, dtype=np.float64)
+                            for k, v in arrays.items() if k.startswith(prefix)})
+
+
+class ObsFamily(ABC):
+    """A conjugate observation model F with prior H: statistics, marginals, predictives.
+
+    Instances hold hyperparameters only; ``resolve(summary)`` fills data-driven defaults
+    (dimension, vocabulary size, NIW mean/scale) and returns a new, fully specified family.
+    """
+
+    name: str = "base"
+    #: "csr" (bag-of-words CSRBlock) or "dense" (float64 ndarray)
+    block_kind: str = "dense"
+
+    # --- set-up --------------------------------------------------------------------------
+    @abstractmethod
+    def resolve(self, summary: "DataSummary") -> "ObsFamily":
+        """A copy with every default filled from a data summary; idempotent."""
+
+    @abstractmethod
+    def get_params(self) -> dict:
+        """JSON-serialisable hyperparameters (``type(self)(**params)`` rebuilds it)."""
+
+    # --- statistics ----------------------------------------------------------------------
+    @abstractmethod
+    def zero_stats(self, K: int) -> SuffStats:
+        """Empty statistics for K clusters."""
+
+    @abstractmethod
+    def stats(self, block: Block, resp: np.ndarray) -> SuffStats:
+        """Soft statistics ``sum_i resp[i, k] T(x_i)`` for resp of shape (n, K)."""
+
+    def stats_hard(self, block: Block, labels: np.ndarray, K: int) -> SuffStats:
+        """Statistics of a hard labelling (labels in 0..K-1)."""
+        resp = np.zeros((len(labels), K))
+        resp[np.arange(len(labels)), labels] = 1.0
+        return self.stats(block, resp)
+
+    # --- densities -----------------------------------------------------------------------
+    @abstractmethod
+    def log_marginal(self, stats: SuffStats) -> np.ndarray:
+        """log p(x_{cluster k}) = log ∫ Π_{i∈k} F(x_i|θ) H(dθ) dθ, shape (K,) (hard stats)."""
+
+    @abstractmethod
+    def log_predictive(self, block: Block, stats: SuffStats) -> np.ndarray:
+        """log f_k(x_i), the posterior predictive of each row under each cluster, shape (n, K)."""
+
+    @abstractmethod
+    def posterior_mean(self, stats: SuffStats) -> dict[str, np.ndarray]:
+        """Posterior mean parameters per cluster (e.g. ``{"theta": (K, V)}``)."""
+
+    # --- kernel contract -----------------------------------------------------------------
+    @abstractmethod
+    def kernel_hyper(self) -> tuple:
+        """Hyperparameters as a tuple of float64 arrays for the row kernels."""
+
+    @abstractmethod
+    def kernel_state(self, stats: SuffStats, capacity: int) -> tuple:
+        """Mutable kernel state (arrays with leading axis ``capacity``) holding ``stats``."""
+
+    @abstractmethod
+    def stats_from_state(self, state: tuple, K: int) -> SuffStats:
+        """The statistics of the first K clusters held in a kernel state."""
+
+    @property
+    @abstractmethod
+    def row_kernels(self):
+        """``(log_pred_row, add_row)`` numba functions (see module docstring)."""
+
+
+@dataclass(frozen=True)
+class DataSummary:
+    """What families need to resolve defaults; computed by one map-reduce over the data."""
+
+    n_rows: int
+    n_features: int
+    kind: str                       # "csr" | "dense"
+    mean: np.ndarray | None = None  # dense: column means (d,); csr: mean token frequency (V,)
+    cov: np.ndarray | None = None   # dense: (d, d) covariance
+    mean_length: float | None = None  # csr: mean tokens per row
