@@ -98,3 +98,18 @@ def split_rows(block: Block, n_parts: int) -> list[Block]:
     if isinstance(block, CSRBlock):
         return [block.rows(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     return [block[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def concat_rows(blocks: list[Block]) -> Block:
+    """Stack blocks of one kind and width row-wise; CSR row ids are kept if all blocks have them."""
+    if not isinstance(blocks[0], CSRBlock):
+        return np.ascontiguousarray(np.concatenate(blocks, axis=0), dtype=np.float64)
+    if len({b.n_cols for b in blocks}) > 1:
+        raise ValueError("cannot stack CSR blocks with different n_cols")
+    starts = np.cumsum([0] + [b.nnz for b in blocks[:-1]])
+    indptr = np.concatenate([[0]] + [b.indptr[1:] + s for b, s in zip(blocks, starts)])
+    ids = None
+    if all(b.row_ids is not None for b in blocks):
+        ids = np.concatenate([b.row_ids for b in blocks])
+    return CSRBlock(indptr, np.concatenate([b.indices for b in blocks]),
+                    np.concatenate([b.data for b in blocks]), blocks[0].n_cols, ids)

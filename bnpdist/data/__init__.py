@@ -1,0 +1,20 @@
+"""Corpus layer: Parquet I/O with validation, synthetic and bundled data sets (DESIGN §4).
+
+- ``blocks``: in-memory partitions (:class:`CSRBlock`, dense float64 arrays)
+- ``schema``/``sources``/``parquet``/``rows``: scan footers, read and check partitions
+- ``writer``: atomic, streaming Parquet writers
+- ``synthetic``: the seed papers' synthetic data; ``real``: corpora shipped inside packages
+  (``bnpdist.data.real``, imported on demand); ``generate``: either, written as Parquet
+"""
+from .blocks import Block, CSRBlock, as_block, concat_rows, n_rows, split_rows
+from .errors import CorpusError
+from .parquet import load, read_ids, read_labels, read_piece, read_sequences, scan, validate
+from .schema import Corpus, Piece
+from .writer import BowWriter, DenseWriter, write_bow, write_dense, write_vocab
+
+__all__ = [
+    "Block", "CSRBlock", "as_block", "concat_rows", "n_rows", "split_rows",
+    "CorpusError", "Corpus", "Piece",
+    "scan", "read_piece", "read_ids", "read_labels", "read_sequences", "validate", "load",
+    "BowWriter", "DenseWriter", "write_bow", "write_dense", "write_vocab",
+]
