@@ -1,0 +1,191 @@
+"""The Dask engine: start or connect a cluster, partition data, map over partitions, tree-reduce.
+
+Inference code hands the engine plain functions and arrays (never model objects); the
+engine is the only place that talks to Dask.
+
+Worker set-up
+-------------
+Kernels are single-threaded numba functions that release the GIL; parallelism comes from Dask
+workers and threads, so BLAS must use one thread per worker.  Workers started here get
+``OMP_NUM_THREADS=MKL_NUM_THREADS=OPENBLAS_NUM_THREADS=1`` (process workers; thread workers
+share the driver's environment, which ``bnpdist`` leaves to the caller).  For external
+workers (``dask worker``) the Nanny sets the same variables by default
+(``distributed.nanny.pre-spawn-environ``); ``--no-nanny`` workers need them exported.
+Point ``NUMBA_CACHE_DIR`` at a writable local folder on every worker so that compiled
+kernels are cached between runs.  The scheduler and the workers need the same ``bnpdist``
+importable: task functions travel by reference.
+"""
+from __future__ import annotations
+
+import operator
+import os
+from collections.abc import Callable
+
+import dask
+from dask.base import tokenize
+from distributed import Client, Future, LocalCluster
+from distributed.utils import format_dashboard_link
+
+from .dataset import DistData, _identity, labels_like, partition
+from .reduce import FAN_IN, tree_reduce
+from .seeds import partition_seed
+
+#: environment of process workers started by the engine
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def _call(fn, block, seed, *args):
+    return fn(block, seed, *args)
+
+
+class Engine:
+    """A Dask client plus the partition / map / tree-reduce primitives.
+
+    Parameters
+    ----------
+    client : an existing ``distributed.Client`` (used as is, never closed here)
+    scheduler : scheduler address (``tcp://host:8786``, ``tls://...``) or scheduler-file path;
+        when neither ``client`` nor ``scheduler`` is given, the address in Dask's config
+        (``DASK_SCHEDULER_ADDRESS``) is used if set, else a ``LocalCluster`` is started (the
+        embedded default): thread workers talk in-process (``inproc://``, nothing listens on
+        the network), process workers over TCP on 127.0.0.1
+    n_workers : workers of the local cluster (default: one per CPU core)
+    threads_per_worker : threads of each local worker
+    processes : local workers as processes (True) or as threads of this process (False)
+    security : ``distributed.Security`` for TLS, applied to the client and a local cluster
+    dashboard : serve the local cluster's dashboard (needs bokeh) on an ephemeral port of
+        127.0.0.1; the scheduler's HTTP endpoints listen there in any case
+
+    Use as a context manager or call :meth:`close`; only what the engine started is closed.
+    """
+
+    def __init__(self, client: Client | None = None, scheduler: str | None = None,
+                 n_workers: int | None = None, threads_per_worker: int = 1,
+                 processes: bool = False, security=None, dashboard: bool = True):
+        self._owned: list = []
+        self._dashboard = dashboard
+        self._local = False
+        if client is not None:
+            if scheduler is not None:
+                raise ValueError("give either client or scheduler, not both")
+            self.client = client
+            return
+        scheduler = scheduler or dask.config.get("scheduler-address", None)
+        if scheduler is None:
+            cluster = LocalCluster(
+                n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
+                processes=processes, security=security, dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": dashboard},
+                **({"host": "127.0.0.1", "env": dict(WORKER_ENV)} if processes else {}))
+            self._owned.append(cluster)
+            self._local = True
+            try:
+                self.client = Client(cluster, security=security, set_as_default=False)
+            except BaseException:
+                cluster.close()
+                raise
+        elif os.path.isfile(scheduler):
+            self.client = Client(scheduler_file=scheduler, security=security, set_as_default=False)
+        else:
+            self.client = Client(scheduler, security=security, set_as_default=False)
+        self._owned.insert(0, self.client)
+
+    # --- life cycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the client and local cluster this engine started (nothing else)."""
+        while self._owned:
+            self._owned.pop(0).close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def n_workers(self) -> int:
+        return len(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    @property
+    def dashboard_link(self) -> str | None:
+        """The scheduler's dashboard URL, or None when it serves none."""
+        port = self.client.scheduler_info(n_workers=0)["services"].get("dashboard")
+        if not self._dashboard or port is None:
+            return None
+        return format_dashboard_link("127.0.0.1", port) if self._local else self.client.dashboard_link
+
+    # --- data ----------------------------------------------------------------------------
+    def partitions(self, source, *, n_partitions: int | None = None) -> DistData:
+        """Partition ``source`` onto the workers.
+
+        ``source``: ndarray, scipy sparse matrix or CSRBlock (``n_partitions`` contiguous row
+        blocks; default about 32 MiB each), a dask array/dataframe (one partition per row
+        chunk), a Parquet path, glob, URL, list of them or scanned ``Corpus`` (one partition per
+        (file, row group)), or a DistData (returned as is).  Call :meth:`DistData.validate` to
+        surface input errors before computing.
+        """
+        return partition(self.client, source, n_partitions)
+
+    def labels(self, data: DistData, y=None) -> DistData:
+        """Row labels partitioned like ``data``: ``y`` split, or the Parquet label column."""
+        return labels_like(self.client, data, y)
+
+    def broadcast(self, value) -> Future:
+        """``value`` as a task result on the cluster (a future is returned unchanged).
+
+        Global state reaches the workers this way once per pass: one task per value, keyed
+        by its content, fetched once by each worker that needs it and recomputable from
+        lineage if lost (unlike scattered data).
+        """
+        if isinstance(value, Future):
+            return value
+        return self.client.submit(_identity, value, key=f"state-{tokenize(value)}")
+
+    # --- map / reduce --------------------------------------------------------------------
+    def map(self, fn: Callable, data: DistData, *args, seed: int | None = None,
+            pass_id: int = 0, key: str | None = None) -> list[Future]:
+        """Submit ``fn(block, seed_seq, *args)`` for every partition; futures in partition order.
+
+        ``seed_seq`` is :func:`partition_seed` ``(seed, pass_id, i)`` for partition ``i`` (use
+        ``numpy.random.default_rng(seed_seq)``), or None when ``seed`` is None.  An argument
+        that is a DistData partitioned like ``data`` is passed partition by partition; any
+        other argument is global state, sent once through :meth:`broadcast`.  Task keys are
+        ``{key}-{token}-{i}`` with the token derived from (fn, data, args, seed, pass_id), so a
+        recomputed task reproduces its result exactly.
+        """
+        if not isinstance(data, DistData):
+            raise TypeError(f"map needs a DistData (see Engine.partitions), got {type(data).__name__}")
+        state, ids = [], []
+        for a in args:
+            if isinstance(a, DistData):
+                if a.n_rows != data.n_rows:
+                    raise ValueError("a partitioned argument must be partitioned like the data")
+                state.append(a.futures)
+                ids.append(a.token)
+            else:
+                f = self.broadcast(a)
+                state.append(f)
+                ids.append(f.key)
+        name = key or getattr(fn, "__name__", "map")
+        token = tokenize(fn, data.token, ids, seed, pass_id)
+        futures = []
+        for i, part in enumerate(data.futures):
+            ss = None if seed is None else partition_seed(seed, pass_id, i)
+            args_i = [s[i] if isinstance(s, tuple) else s for s in state]
+            futures.append(self.client.submit(_call, fn, part, ss, *args_i, key=f"{name}-{token}-{i}"))
+        return futures
+
+    def reduce(self, futures: list[Future], combine: Callable = operator.add, *,
+               fan_in: int = FAN_IN):
+        """Tree-reduce ``futures`` on the cluster in partition order; return the result."""
+        return tree_reduce(self.client, futures, combine, fan_in=fan_in).result()
+
+    def map_reduce(self, fn: Callable, data: DistData, *args, combine: Callable = operator.add,
+                   seed: int | None = None, pass_id: int = 0, key: str | None = None):
+        """:meth:`map` then :meth:`reduce`."""
+        return self.reduce(self.map(fn, data, *args, seed=seed, pass_id=pass_id, key=key), combine)
+
+    def map_gather(self, fn: Callable, data: DistData, *args, seed: int | None = None,
+                   pass_id: int = 0, key: str | None = None) -> list:
+        """:meth:`map` then gather every partition's result, in partition order."""
+        return self.client.gather(self.map(fn, data, *args, seed=seed, pass_id=pass_id, key=key))

@@ -1,0 +1,114 @@
+"""The engine against a real `dask scheduler` and two `dask worker` processes on 127.0.0.1."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from bnpdist.distributed import Engine, tree_reduce
+
+HERE = Path(__file__).resolve().parent
+TIMEOUT = 60  # seconds for any one wait: nothing here can hang
+
+
+def draws(block, seed, delay):
+    time.sleep(delay)
+    return np.random.default_rng(seed).normal(size=4) * block.sum()
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+def _until(cond, what):
+    """The first true value of ``cond()``, polled for at most TIMEOUT seconds."""
+    deadline = time.monotonic() + TIMEOUT
+    while not (value := cond()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+    return value
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """A scheduler and workers w0, w1 (1 thread, no nanny), each in its own process group."""
+    # scheduler and workers unpickle task functions by reference: bnpdist and this module
+    path = [str(HERE.parent), str(HERE), os.environ.get("PYTHONPATH")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)),
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    sched_file = tmp_path / "scheduler.json"
+    procs = {}
+
+    def start(name, module, *args):
+        with open(tmp_path / f"{name}.log", "wb") as log:
+            procs[name] = subprocess.Popen([sys.executable, "-m", module, *args], cwd=tmp_path, env=env,
+                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    try:
+        start("scheduler", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+              "--scheduler-file", str(sched_file), "--no-dashboard")
+        _until(lambda: sched_file.exists() and "address" in sched_file.read_text(), "the scheduler file")
+        address = json.loads(sched_file.read_text())["address"]
+        for name in ("w0", "w1"):
+            start(name, "distributed.cli.dask_worker", "--nthreads", "1", "--name", name, "--host", "127.0.0.1",
+                  "--scheduler-file", str(sched_file), "--no-dashboard", "--no-nanny", "--death-timeout", str(TIMEOUT))
+        yield SimpleNamespace(file=str(sched_file), address=address, procs=procs)
+    finally:
+        for proc in reversed(list(procs.values())):
+            _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The in-process result the external cluster must reproduce."""
+    X = np.arange(80.0).reshape(40, 2)
+    with Engine(n_workers=1, dashboard=False) as e:
+        return X, e.map_reduce(draws, e.partitions(X, n_partitions=8), 0.0, seed=3)
+
+
+def test_external_cluster_by_file_and_address(cluster, reference):
+    X, want = reference
+    for scheduler in (cluster.file, cluster.address):
+        with Engine(scheduler=scheduler) as e:
+            e.client.wait_for_workers(2, timeout=TIMEOUT)
+            assert e.n_workers == 2
+            got = e.map_reduce(draws, e.partitions(X, n_partitions=8), 0.0, seed=3)
+        assert np.array_equal(got, want)
+    assert all(p.poll() is None for p in cluster.procs.values())  # close() left the cluster up
+
+
+def _busy_worker(client):
+    """A worker holding a finished draw (held nowhere else) while running another, or None.
+
+    With 8 tasks on 2 one-thread workers one of them runs at least 4 in a row, so one is
+    found within its second task.
+    """
+    held, running = client.has_what(), client.processing()
+    return next((w for w in sorted(held) if running.get(w)
+                 and any(k.startswith("draws") for k in held[w])), None)
+
+
+def test_lost_worker_recomputed_from_lineage(cluster, reference):
+    X, want = reference
+    with Engine(scheduler=cluster.file) as e:
+        e.client.wait_for_workers(2, timeout=TIMEOUT)
+        names = {a: w["name"] for a, w in e.client.scheduler_info()["workers"].items()}
+        futures = e.map(draws, e.partitions(X, n_partitions=8), 0.3, seed=3)
+        victim = _until(lambda: _busy_worker(e.client), "a busy worker")
+        os.killpg(cluster.procs[names[victim]].pid, signal.SIGKILL)
+        got = tree_reduce(e.client, futures).result(timeout=TIMEOUT)
+        assert victim not in e.client.scheduler_info()["workers"]
+    assert np.array_equal(got, want)
