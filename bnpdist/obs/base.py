@@ -7,9 +7,10 @@ per-cluster statistics only through ``+``, ``-``, :meth:`SuffStats.take` and
 
 Kernel contract (what numba kernels see)
 ----------------------------------------
-A family turns statistics into a *kernel state*: a tuple of C-contiguous float64 arrays whose
-leading axis is a cluster capacity ``Kcap >= K + 1`` (slots ``K..Kcap-1`` are empty, so slot
-``K`` scores the prior predictive f_0).  Each family module provides two module-level
+A family turns statistics into a *kernel state*: a tuple of C-contiguous float64 arrays sized
+for a cluster capacity ``Kcap >= K + 1`` (slots ``K..Kcap-1`` are empty, so slot ``K`` scores the
+prior predictive f_0).  ``state[0]`` is always the count vector ``n`` of length Kcap; the layout
+of the other arrays is the family's choice (e.g. word-major (V, Kcap) tables for Multinomial).  Each family module provides two module-level
 ``@numba.njit(nogil=True, cache=True)`` row functions with the *same signature*::
 
     log_pred_row(xa, xb, hyper, state, K, out)   # out[k] = log f_k(x) for k = 0..K (K = empty slot)

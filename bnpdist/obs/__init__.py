@@ -1,0 +1,20 @@
+"""Conjugate observation families: sufficient statistics, log marginal, predictive, kernels."""
+from .base import DataSummary, ObsFamily, SuffStats
+from .bernoulli import Bernoulli
+from .gaussian import Gaussian
+from .multinomial import Multinomial
+
+FAMILIES = {cls.name: cls for cls in (Multinomial, Gaussian, Bernoulli)}
+
+
+def family_from_params(params: dict) -> ObsFamily:
+    """Rebuild a family from ``{"type": name, **get_params()}`` (e.g. a saved model's JSON)."""
+    params = dict(params)
+    kind = params.pop("type", None)
+    if kind not in FAMILIES:
+        raise ValueError(f"unknown observation family {kind!r}; expected one of {sorted(FAMILIES)}")
+    return FAMILIES[kind](**params)
+
+
+__all__ = ["Multinomial", "Gaussian", "Bernoulli", "SuffStats", "ObsFamily", "DataSummary",
+           "family_from_params", "FAMILIES"]

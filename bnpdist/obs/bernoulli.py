@@ -1,0 +1,147 @@
+"""Binary feature vectors with independent Beta priors per feature."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import betaln
+
+from ..kernels import bernoulli as kern
+from .base import DataSummary, ObsFamily, SuffStats
+
+
+def _param(v, name):
+    """A positive scalar (kept as float) or a positive 1-D array."""
+    arr = np.asarray(v, dtype=np.float64)
+    if arr.ndim > 1 or not np.all(arr > 0) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be a positive scalar or 1-D array")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+class Bernoulli(ObsFamily):
+    """x_j ~ Bernoulli(p_j) independently, p_j ~ Beta(a_j, b_j).
+
+    With n_k rows and s_kj = Σ_i x_ij in cluster k, p_kj = (a_j + s_kj)/(a_j + b_j + n_k):
+
+        log p(x_k) = Σ_j [log B(a_j + s_kj, b_j + n_k − s_kj) − log B(a_j, b_j)]
+        log f_k(x) = Σ_j x_j log p_kj + (1 − x_j) log(1 − p_kj).
+
+    Entries must lie in [0, 1]; a fractional x_j is soft evidence, scored with the same
+    formula (exact predictive for binary x; for fractional x it is not the ratio of
+    marginals).  Statistics: ``n`` (K,), ``s1`` (K, d).
+
+    Parameters
+    ----------
+    a, b : float or array-like (d,)
+        Beta prior pseudo-counts of ones and zeros (1, 1: uniform).
+    d : int or None
+        Number of features; taken from array ``a``/``b`` or filled by :meth:`resolve`.
+    """
+
+    name = "Bernoulli"
+    block_kind = "dense"
+
+    def __init__(self, a=1.0, b=1.0, d=None):
+        self.a, self.b = _param(a, "a"), _param(b, "b")
+        sizes = {len(v) for v in (self.a, self.b) if isinstance(v, np.ndarray)}
+        if d is not None:
+            sizes.add(int(d))
+        if len(sizes) > 1:
+            raise ValueError(f"inconsistent feature counts {sorted(sizes)} for a, b and d")
+        self.d = sizes.pop() if sizes else None
+
+    def __repr__(self):
+        return f"Bernoulli(d={self.d})"
+
+    # --- set-up --------------------------------------------------------------------------
+    @property
+    def n_features(self):
+        return self.d
+
+    def resolve(self, summary: DataSummary) -> "Bernoulli":
+        if summary.kind != "dense":
+            raise ValueError(f"Bernoulli needs dense data, got {summary.kind!r}")
+        d = int(summary.n_features)
+        if self.d not in (None, d):
+            raise ValueError(f"Bernoulli has d={self.d} but the data have {d} columns")
+        return Bernoulli(self.a, self.b, d)
+
+    def get_params(self) -> dict:
+        def js(v):
+            return v.tolist() if isinstance(v, np.ndarray) else v
+        return {"type": self.name, "a": js(self.a), "b": js(self.b), "d": self.d}
+
+    def _ab(self):
+        """(a, b) as (d,) arrays."""
+        if self.d is None:
+            raise RuntimeError("Bernoulli is not resolved: call .resolve(summary) first")
+        return np.broadcast_to(self.a, (self.d,)).copy(), np.broadcast_to(self.b, (self.d,)).copy()
+
+    def _block(self, block) -> np.ndarray:
+        X = np.ascontiguousarray(block, dtype=np.float64)
+        self._ab()
+        if X.ndim != 2 or X.shape[1] != self.d:
+            raise ValueError(f"expected a dense block with {self.d} columns, got shape {X.shape}")
+        if not np.all((X >= 0) & (X <= 1)):
+            raise ValueError("Bernoulli data must lie in [0, 1]")
+        return X
+
+    # --- statistics ----------------------------------------------------------------------
+    def zero_stats(self, K: int) -> SuffStats:
+        self._ab()
+        return SuffStats(self.name, {"n": np.zeros(K), "s1": np.zeros((K, self.d))})
+
+    def stats(self, block, resp) -> SuffStats:
+        """n_k = Σ_i r_ik, s1_k = Σ_i r_ik x_i (resp: ndarray or sparse)."""
+        X = self._block(block)
+        resp = resp if sp.issparse(resp) else np.asarray(resp, dtype=np.float64)
+        if resp.shape[0] != X.shape[0]:
+            raise ValueError(f"resp has {resp.shape[0]} rows, block has {X.shape[0]}")
+        return SuffStats(self.name, {"n": np.asarray(resp.sum(axis=0), dtype=np.float64).ravel(),
+                                     "s1": np.asarray(resp.T @ X, dtype=np.float64)})
+
+    def stats_hard(self, block, labels, K: int) -> SuffStats:
+        labels = np.asarray(labels)
+        onehot = sp.csr_matrix((np.ones(len(labels)), (np.arange(len(labels)), labels)),
+                               shape=(len(labels), K))
+        return self.stats(block, onehot)
+
+    # --- densities -----------------------------------------------------------------------
+    def log_marginal(self, stats: SuffStats) -> np.ndarray:
+        a, b = self._ab()
+        n, s1 = stats.n[:, None], stats["s1"]
+        return (betaln(a + s1, b + n - s1) - betaln(a, b)).sum(axis=1)
+
+    def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
+        X = self._block(block)
+        K = stats.K
+        out = np.empty((X.shape[0], K))
+        kern.log_pred_block(X, self.kernel_state(stats, K + 1), K, out)
+        return out
+
+    def posterior_mean(self, stats: SuffStats) -> dict:
+        """p_kj = (a_j + s_kj)/(a_j + b_j + n_k), shape (K, d)."""
+        a, b = self._ab()
+        return {"p": (a + stats["s1"]) / (a + b + stats.n[:, None])}
+
+    # --- kernel contract -----------------------------------------------------------------
+    def kernel_hyper(self) -> tuple:
+        return self._ab()
+
+    def kernel_state(self, stats: SuffStats, capacity: int) -> tuple:
+        a, b = self._ab()
+        K = stats.K
+        if capacity < K + 1:
+            raise ValueError(f"capacity {capacity} < K + 1 = {K + 1}")
+        n, s1 = np.zeros(capacity), np.zeros((self.d, capacity))
+        n[:K], s1[:, :K] = stats.n, stats["s1"].T
+        l1 = np.log(a[:, None] + s1)
+        l0 = np.log(b[:, None] + n - s1)
+        lz = np.log(a[:, None] + b[:, None] + n)
+        return (n, s1, l1 - l0, (l0 - lz).sum(axis=0))
+
+    def stats_from_state(self, state: tuple, K: int) -> SuffStats:
+        return SuffStats(self.name, {"n": state[0][:K].copy(), "s1": np.ascontiguousarray(state[1][:, :K].T)})
+
+    @property
+    def row_kernels(self):
+        return kern.log_pred_row, kern.add_row

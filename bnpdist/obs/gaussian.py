@@ -1,0 +1,206 @@
+"""Multivariate Gaussian with a Normal–Inverse-Wishart prior (seed 003; Murphy 2007, §9)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import gammaln
+
+from ..kernels import gaussian as kern
+from .base import DataSummary, ObsFamily, SuffStats
+
+#: resolve() defaults: κ0, ν0 − d, the prior mean of Σ as a fraction of the data covariance,
+#: and the ridge (relative to trace/d) added to a singular data covariance
+KAPPA0 = 0.01
+NU0_MINUS_D = 2.0
+COV_FRACTION = 0.1
+RIDGE = 1e-6
+
+
+def _lmvgamma(a, d):
+    """log Γ_d(a) = d(d−1)/4 log π + Σ_{j=1..d} lgamma(a + (1−j)/2), vectorised over a."""
+    a = np.asarray(a, dtype=np.float64)
+    j = np.arange(1, d + 1)
+    return d * (d - 1) / 4.0 * np.log(np.pi) + gammaln(a[..., None] + (1 - j) / 2.0).sum(axis=-1)
+
+
+def _regularised_cov(cov, d):
+    """cov, plus RIDGE·trace/d·I when its smallest eigenvalue is below that; I if cov is 0."""
+    if cov is None:
+        return np.eye(d)
+    cov = 0.5 * (cov + cov.T)
+    scale = np.trace(cov) / d
+    if not scale > 0:
+        return np.eye(d)
+    ridge = RIDGE * scale
+    if np.linalg.eigvalsh(cov)[0] < ridge:
+        cov = cov + ridge * np.eye(d)
+    return cov
+
+
+class Gaussian(ObsFamily):
+    """x ~ N(μ, Σ), (μ, Σ) ~ NIW(μ0, κ0, ν0, Λ0):  Σ ~ IW(Λ0, ν0), μ | Σ ~ N(μ0, Σ/κ0).
+
+    With κ_n = κ0+n, ν_n = ν0+n, μ_n = (κ0μ0 + Σx)/κ_n and
+    Λ_n = Λ0 + C + κ0n/κ_n (x̄−μ0)(x̄−μ0)ᵀ (seed 003, "NIW Posterior Updates"; C the scatter):
+
+        log p(x_k) = −nd/2 log π + log Γ_d(ν_n/2) − log Γ_d(ν0/2)
+                     + ν0/2 log|Λ0| − ν_n/2 log|Λ_n| + d/2 (log κ0 − log κ_n)
+        f_k(x)     = t_{ν_n−d+1}(x; μ_n, Λ_n (κ_n+1)/(κ_n (ν_n−d+1))).
+
+    Statistics are weighted moments about the prior mean (y = x − μ0, so that Λ_n stays
+    accurate for data far from the origin): ``n`` (K,) = Σ r, ``sx`` (K, d) = Σ r y,
+    ``sxx`` (K, d, d) = Σ r yyᵀ; then μ_n = μ0 + sx/κ_n and Λ_n = Λ0 + sxx − sx sxᵀ/κ_n.
+    Use :meth:`posterior_mean` for cluster means and covariances.
+
+    Defaults filled by :meth:`resolve` from the data mean m and covariance C (each only where
+    the parameter is ``None``): μ0 = m, κ0 = 0.01, ν0 = d + 2 and
+    Λ0 = max(ν0 − d − 1, 1) · 0.1 · C, so that E[Σ] = Λ0/(ν0−d−1) = 0.1·C: a cluster's
+    covariance is a tenth of the data's, its mean almost anywhere (κ0 small).  A singular C
+    gets a ridge of 1e-6·trace(C)/d·I; C = 0 or unknown is replaced by I, an unknown mean by 0.
+    """
+
+    name = "Gaussian"
+    block_kind = "dense"
+
+    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None):
+        self.mu0 = None if mu0 is None else np.atleast_1d(np.asarray(mu0, dtype=np.float64))
+        self.Lambda0 = None if Lambda0 is None else np.atleast_2d(np.asarray(Lambda0, dtype=np.float64))
+        self.kappa0 = None if kappa0 is None else float(kappa0)
+        self.nu0 = None if nu0 is None else float(nu0)
+        d = self.n_features
+        if self.mu0 is not None and self.mu0.shape != (d,):
+            raise ValueError(f"mu0 must have shape (d,), got {self.mu0.shape}")
+        if self.Lambda0 is not None:
+            if self.Lambda0.shape != (d, d) or not np.allclose(self.Lambda0, self.Lambda0.T):
+                raise ValueError(f"Lambda0 must be a symmetric ({d}, {d}) matrix")
+            if np.linalg.eigvalsh(self.Lambda0)[0] <= 0:
+                raise ValueError("Lambda0 must be positive definite")
+        if self.kappa0 is not None and not self.kappa0 > 0:
+            raise ValueError(f"kappa0 must be positive, got {kappa0}")
+        if self.nu0 is not None and d is not None and not self.nu0 > d - 1:
+            raise ValueError(f"nu0 must exceed d - 1 = {d - 1}, got {nu0}")
+
+    def __repr__(self):
+        return f"Gaussian(d={self.n_features}, kappa0={self.kappa0}, nu0={self.nu0})"
+
+    # --- set-up --------------------------------------------------------------------------
+    @property
+    def n_features(self):
+        if self.mu0 is not None:
+            return len(self.mu0)
+        return None if self.Lambda0 is None else len(self.Lambda0)
+
+    def resolve(self, summary: DataSummary) -> "Gaussian":
+        if summary.kind != "dense":
+            raise ValueError(f"Gaussian needs dense data, got {summary.kind!r}")
+        d = int(summary.n_features)
+        if self.n_features not in (None, d):
+            raise ValueError(f"Gaussian has d={self.n_features} but the data have {d} columns")
+        mean = np.zeros(d) if summary.mean is None else np.asarray(summary.mean, dtype=np.float64)
+        nu0 = d + NU0_MINUS_D if self.nu0 is None else self.nu0
+        Lambda0 = self.Lambda0
+        if Lambda0 is None:
+            cov = None if summary.cov is None else np.asarray(summary.cov, dtype=np.float64)
+            Lambda0 = max(nu0 - d - 1.0, 1.0) * COV_FRACTION * _regularised_cov(cov, d)
+        return Gaussian(mean if self.mu0 is None else self.mu0,
+                        KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0)
+
+    def get_params(self) -> dict:
+        return {"type": self.name,
+                "mu0": None if self.mu0 is None else self.mu0.tolist(),
+                "kappa0": self.kappa0, "nu0": self.nu0,
+                "Lambda0": None if self.Lambda0 is None else self.Lambda0.tolist()}
+
+    def _d(self) -> int:
+        if self.mu0 is None or self.Lambda0 is None or self.kappa0 is None or self.nu0 is None:
+            raise RuntimeError("Gaussian is not resolved: call .resolve(summary) first")
+        return len(self.mu0)
+
+    def _block(self, block) -> np.ndarray:
+        X = np.ascontiguousarray(block, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self._d():
+            raise ValueError(f"expected a dense block with {self._d()} columns, got shape {X.shape}")
+        return X
+
+    # --- statistics ----------------------------------------------------------------------
+    def zero_stats(self, K: int) -> SuffStats:
+        d = self._d()
+        return SuffStats(self.name, {"n": np.zeros(K), "sx": np.zeros((K, d)), "sxx": np.zeros((K, d, d))})
+
+    def stats(self, block, resp) -> SuffStats:
+        """n_k = Σ r_ik, sx_k = Σ r_ik y_i, sxx_k = Σ r_ik y_i y_iᵀ, y = x − μ0 (resp: ndarray or sparse)."""
+        X = self._block(block) - self.mu0
+        if resp.shape[0] != X.shape[0]:
+            raise ValueError(f"resp has {resp.shape[0]} rows, block has {X.shape[0]}")
+        R = sp.csc_matrix(resp, dtype=np.float64)
+        sxx = np.zeros((R.shape[1],) + (X.shape[1],) * 2)
+        for k in range(R.shape[1]):
+            idx = R.indices[R.indptr[k]:R.indptr[k + 1]]
+            Xk = X[idx]
+            sxx[k] = (Xk * R.data[R.indptr[k]:R.indptr[k + 1], None]).T @ Xk
+        return SuffStats(self.name, {"n": np.asarray(R.sum(axis=0)).ravel(),
+                                     "sx": np.asarray(R.T @ X), "sxx": sxx})
+
+    def stats_hard(self, block, labels, K: int) -> SuffStats:
+        labels = np.asarray(labels)
+        onehot = sp.csr_matrix((np.ones(len(labels)), (np.arange(len(labels)), labels)),
+                               shape=(len(labels), K))
+        return self.stats(block, onehot)
+
+    # --- densities -----------------------------------------------------------------------
+    def _posterior(self, stats: SuffStats):
+        """(κ_n, ν_n, μ_n, Λ_n) per cluster."""
+        self._d()
+        kn, nun, sx = self.kappa0 + stats.n, self.nu0 + stats.n, stats["sx"]
+        Ln = self.Lambda0 + stats["sxx"] - sx[:, :, None] * sx[:, None, :] / kn[:, None, None]
+        return kn, nun, self.mu0 + sx / kn[:, None], Ln
+
+    def log_marginal(self, stats: SuffStats) -> np.ndarray:
+        d = self._d()
+        kn, nun, _, Ln = self._posterior(stats)
+        _, logdet_n = np.linalg.slogdet(Ln)
+        _, logdet_0 = np.linalg.slogdet(self.Lambda0)
+        return (-0.5 * stats.n * d * np.log(np.pi) + _lmvgamma(nun / 2, d) - _lmvgamma(self.nu0 / 2, d)
+                + 0.5 * self.nu0 * logdet_0 - 0.5 * nun * logdet_n
+                + 0.5 * d * (np.log(self.kappa0) - np.log(kn)))
+
+    def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
+        X = self._block(block)
+        K = stats.K
+        out = np.empty((X.shape[0], K))
+        kern.log_pred_block(X, self.kernel_state(stats, K + 1), K, out)
+        return out
+
+    def posterior_mean(self, stats: SuffStats) -> dict:
+        """``mean`` μ_n (K, d) and ``cov`` E[Σ] = Λ_n/(ν_n − d − 1) (K, d, d; needs ν_n > d + 1)."""
+        d = self._d()
+        _, nun, mun, Ln = self._posterior(stats)
+        return {"mean": mun, "cov": Ln / (nun - d - 1.0)[:, None, None]}
+
+    # --- kernel contract -----------------------------------------------------------------
+    def kernel_hyper(self) -> tuple:
+        self._d()
+        return (self.mu0.copy(), np.ascontiguousarray(self.Lambda0), np.array([self.kappa0, self.nu0]))
+
+    def kernel_state(self, stats: SuffStats, capacity: int) -> tuple:
+        d, K = self._d(), stats.K
+        if capacity < K + 1:
+            raise ValueError(f"capacity {capacity} < K + 1 = {K + 1}")
+        n, sx, sxx = np.zeros(capacity), np.zeros((capacity, d)), np.zeros((capacity, d, d))
+        n[:K], sx[:K], sxx[:K] = stats.n, stats["sx"], stats["sxx"]
+        state = (n, sx, sxx, np.zeros((capacity, d, d)), np.zeros((capacity, d)),
+                 np.zeros(capacity), np.zeros(capacity))
+        hyper = self.kernel_hyper()
+        for k in range(K + 1):                      # clusters, then one empty slot ...
+            kern.refresh(hyper, state, k)
+        for cache in state[3:]:                     # ... copied to the other empty slots
+            cache[K + 1:] = cache[K]
+        return state
+
+    def stats_from_state(self, state: tuple, K: int) -> SuffStats:
+        return SuffStats(self.name, {"n": state[0][:K].copy(), "sx": state[1][:K].copy(),
+                                     "sxx": state[2][:K].copy()})
+
+    @property
+    def row_kernels(self):
+        return kern.log_pred_row, kern.add_row

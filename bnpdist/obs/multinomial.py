@@ -1,0 +1,162 @@
+"""Bag-of-words documents under a Dirichlet(β·b) prior on the word distribution (seed 004)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import gammaln
+
+from ..data.blocks import CSRBlock
+from ..kernels import multinomial as kern
+from .base import DataSummary, ObsFamily, SuffStats
+
+#: beta=None resolves to BETA_PER_WORD · V (a Dirichlet weight of 0.1 per word under a uniform base)
+BETA_PER_WORD = 0.1
+
+
+class Multinomial(ObsFamily):
+    """Dirichlet–multinomial documents: φ_k ~ Dir(β·b), the tokens of a document in k iid ~ φ_k.
+
+    A document's likelihood is that of its token *sequence*, Π_v φ_v^{c_v} (no multinomial
+    coefficient).  For a cluster with N_kv tokens of word v and N_k tokens in all (seed 004,
+    "Evidence" and "Prediction")
+
+        log p(x_k)  = lgamma(β) − lgamma(β+N_k) + Σ_v [lgamma(βb_v+N_kv) − lgamma(βb_v)]
+        log f_k(x)  = Σ_v log (βb_v+N_kv)^(c_v) − log (β+N_k)^(L),   L = Σ_v c_v,
+
+    with a^(c) = Γ(a+c)/Γ(a) the rising factorial.  Statistics: ``n`` (K,) documents,
+    ``counts`` (K, V) N_kv, ``total`` (K,) N_k.
+
+    Parameters
+    ----------
+    beta : float or None
+        Concentration β > 0.  ``None`` resolves to ``0.1 * V`` (βb_v = 0.1 per word under the
+        uniform base; a later tuning may replace this rule).
+    base : array-like (V,) or None
+        Base measure b (positive; normalised to sum to 1).  ``None``: uniform, b_v = 1/V.
+    V : int or None
+        Vocabulary size; taken from ``base`` or filled by :meth:`resolve`.
+    """
+
+    name = "Multinomial"
+    block_kind = "csr"
+
+    def __init__(self, beta=None, base=None, V=None):
+        if base is not None:
+            base = np.asarray(base, dtype=np.float64)
+            if base.ndim != 1 or not np.all(base > 0) or not np.all(np.isfinite(base)):
+                raise ValueError("base must be a 1-D array of positive finite weights")
+            if V is not None and int(V) != len(base):
+                raise ValueError(f"base has {len(base)} entries but V={V}")
+            base = base / base.sum()
+            V = len(base)
+        if beta is not None and not (np.isfinite(beta) and beta > 0):
+            raise ValueError(f"beta must be positive, got {beta}")
+        self.beta = None if beta is None else float(beta)
+        self.base = base
+        self.V = None if V is None else int(V)
+
+    def __repr__(self):
+        base = "uniform" if self.base is None else f"array({self.V})"
+        return f"Multinomial(beta={self.beta}, base={base}, V={self.V})"
+
+    # --- set-up --------------------------------------------------------------------------
+    @property
+    def n_features(self):
+        return self.V
+
+    def resolve(self, summary: DataSummary) -> "Multinomial":
+        if summary.kind != "csr":
+            raise ValueError(f"Multinomial needs bag-of-words (csr) data, got {summary.kind!r}")
+        V = int(summary.n_features)
+        if self.V is not None and self.V != V:
+            raise ValueError(f"Multinomial has V={self.V} but the data have {V} columns")
+        beta = BETA_PER_WORD * V if self.beta is None else self.beta
+        return Multinomial(beta, self.base, V)
+
+    def get_params(self) -> dict:
+        base = None if self.base is None else self.base.tolist()
+        return {"type": self.name, "beta": self.beta, "base": base, "V": self.V}
+
+    def _bb(self) -> np.ndarray:
+        """β·b, shape (V,)."""
+        if self.beta is None or self.V is None:
+            raise RuntimeError("Multinomial is not resolved: call .resolve(summary) first")
+        b = np.full(self.V, 1.0 / self.V) if self.base is None else self.base
+        return self.beta * b
+
+    def _block(self, block) -> CSRBlock:
+        if sp.issparse(block):
+            block = CSRBlock.from_scipy(block)
+        if not isinstance(block, CSRBlock):
+            raise TypeError(f"Multinomial needs a CSRBlock, got {type(block).__name__}")
+        if block.n_cols != self.V:
+            raise ValueError(f"block has {block.n_cols} columns, Multinomial has V={self.V}")
+        return block
+
+    # --- statistics ----------------------------------------------------------------------
+    def zero_stats(self, K: int) -> SuffStats:
+        self._bb()
+        return SuffStats(self.name, {"n": np.zeros(K), "counts": np.zeros((K, self.V)),
+                                     "total": np.zeros(K)})
+
+    def stats(self, block, resp) -> SuffStats:
+        """n_k = Σ_i r_ik, N_kv = Σ_i r_ik c_iv, N_k = Σ_i r_ik L_i (resp: ndarray or sparse)."""
+        X = self._block(block).to_scipy()
+        resp = resp if sp.issparse(resp) else np.asarray(resp, dtype=np.float64)
+        if resp.shape[0] != X.shape[0]:
+            raise ValueError(f"resp has {resp.shape[0]} rows, block has {X.shape[0]}")
+        counts = X.T @ resp
+        counts = counts.toarray() if sp.issparse(counts) else np.asarray(counts)
+        length = np.asarray(X.sum(axis=1)).ravel()
+        return SuffStats(self.name, {"n": np.asarray(resp.sum(axis=0), dtype=np.float64).ravel(),
+                                     "counts": np.ascontiguousarray(counts.T, dtype=np.float64),
+                                     "total": np.asarray(resp.T @ length, dtype=np.float64).ravel()})
+
+    def stats_hard(self, block, labels, K: int) -> SuffStats:
+        labels = np.asarray(labels)
+        onehot = sp.csr_matrix((np.ones(len(labels)), (np.arange(len(labels)), labels)),
+                               shape=(len(labels), K))
+        return self.stats(block, onehot)
+
+    # --- densities -----------------------------------------------------------------------
+    def log_marginal(self, stats: SuffStats) -> np.ndarray:
+        bb = self._bb()
+        return (gammaln(self.beta) - gammaln(self.beta + stats["total"])
+                + (gammaln(bb + stats["counts"]) - gammaln(bb)).sum(axis=1))
+
+    def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
+        block = self._block(block)
+        K = stats.K
+        out = np.empty((block.n_rows, K))
+        kern.log_pred_block(block.indptr, block.indices, block.data, self.kernel_hyper(),
+                            self.kernel_state(stats, K + 1), K, out)
+        return out
+
+    def posterior_mean(self, stats: SuffStats) -> dict:
+        """θ_kv = (N_kv + βb_v) / (N_k + β)."""
+        bb = self._bb()
+        return {"theta": (stats["counts"] + bb) / (stats["total"] + self.beta)[:, None]}
+
+    # --- kernel contract -----------------------------------------------------------------
+    def kernel_hyper(self) -> tuple:
+        return (np.array([self.beta], dtype=np.float64), self._bb())
+
+    def kernel_state(self, stats: SuffStats, capacity: int) -> tuple:
+        K = stats.K
+        if capacity < K + 1:
+            raise ValueError(f"capacity {capacity} < K + 1 = {K + 1}")
+        bb = self._bb()
+        n = np.zeros(capacity)
+        tot = np.zeros(capacity)
+        N = np.zeros((self.V, capacity))
+        n[:K], tot[:K], N[:, :K] = stats.n, stats["total"], stats["counts"].T
+        return (n, tot, gammaln(tot + self.beta), N, np.log(N + bb[:, None]))
+
+    def stats_from_state(self, state: tuple, K: int) -> SuffStats:
+        n, tot, _, N, _ = state
+        return SuffStats(self.name, {"n": n[:K].copy(), "counts": np.ascontiguousarray(N[:, :K].T),
+                                     "total": tot[:K].copy()})
+
+    @property
+    def row_kernels(self):
+        return kern.log_pred_row, kern.add_row
