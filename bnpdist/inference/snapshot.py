@@ -37,4 +37,4 @@ class Snapshot:
     @property
     def n_clusters(self) -> int:
         return int(np.count_nonzero(self.stats.n > 0.5)) if self.labels is None \
-            else int(len(np.unique(self.labels)))
+            else int(len(np.unique(self.labels[self.labels >= 0])))

@@ -1,0 +1,278 @@
+"""Exact collapsed Gibbs sampler for DP / NGGP mixtures on one in-memory block (seeds 000, 003).
+
+A sweep resamples every z_i | z_{-i}, U, x (kernel: :mod:`bnpdist.kernels.gibbs`), visiting the
+rows in order (``scan="systematic"``) or n rows drawn uniformly (``scan="random"``).  After each
+cycle through the rows:
+
+* U | z by one slice step on log U (seed 000, eq. 6; NGGP only — the DP has U ≡ 0);
+* with ``hyper="sample"`` the prior's own update given (n, K, U, counts): Escobar & West (1995)
+  for the DP concentration (needs ``alpha_prior``), a | U and σ for the NGGP (``a_prior``,
+  ``sample_sigma``).
+
+Objective (``Snapshot.objective``): log p(x, z) = log EPPF(n_1..n_K) + Σ_k log p(x_k) for the
+DP.  For the NGGP the EPPF needs a quadrature, so it reports the joint with the auxiliary
+variable, log p(x, z, U) = log p(z, U) + Σ_k log p(x_k), with the closed form (eqs. 5–6)
+
+    log p(z, U) = K log a + Σ_k [log Γ(n_k − σ) − log Γ(1 − σ)] − log Γ(n)
+                  + (n − 1) log U + (Kσ − n) log(U + τ) − ψ(U)      (a density in U).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..data.blocks import CSRBlock, as_block, n_rows
+from ..kernels.gibbs import bind_steps, kernel_block, subsample_schedule
+from ..priors import DP
+from .labels import remap_labels
+from .snapshot import Snapshot
+
+#: smallest kernel-state capacity (it doubles when full, up to n + 1)
+MIN_CAPACITY = 16
+
+
+class CollapsedState:
+    """Row labels, rows per cluster and the family's kernel state of one block, kept in step.
+
+    ``labels`` holds kernel slots (−1: row not in the sample); slots are stable while a cluster
+    lives (see :mod:`bnpdist.kernels.gibbs`).  All random draws use ``rng``.
+    """
+
+    def __init__(self, block, family, labels, rng: np.random.Generator):
+        self.family, self.rng = family, rng
+        self.n = n_rows(block)
+        labels, _ = remap_labels(np.asarray(labels))
+        if labels.shape != (self.n,):
+            raise ValueError(f"labels must have shape ({self.n},), got {labels.shape}")
+        K = int(labels.max()) + 1 if self.n and labels.max() >= 0 else 0
+        rows = np.flatnonzero(labels >= 0)
+        stats = (family.zero_stats(0) if K == 0 else
+                 family.stats_hard(_take(block, rows), labels[rows], K))
+        cap = min(self.n + 1, max(MIN_CAPACITY, 2 * K + 1))
+        self.labels = labels
+        self.counts = np.zeros(cap, dtype=np.int64)
+        self.counts[:K] = np.bincount(labels[rows], minlength=K)
+        self.meta = np.array([K], dtype=np.int64)
+        self._blk, self._hyper = kernel_block(block), family.kernel_hyper()
+        self._set_state(family.kernel_state(stats, cap))
+
+    def _set_state(self, state):
+        self.state = state
+        self._out = np.empty(len(self.counts))
+        self._steps = bind_steps(self.family.row_kernels, self._blk, self._hyper, state, self.rng)
+
+    def _grow(self):
+        hi, cap = int(self.meta[0]), len(self.counts)
+        cap = min(2 * cap, self.n + 1)
+        stats = self.family.stats_from_state(self.state, hi)
+        self.counts = np.concatenate([self.counts, np.zeros(cap - len(self.counts), np.int64)])
+        self._set_state(self.family.kernel_state(stats, cap))
+
+    # --- sampling ----------------------------------------------------------------------------
+    def run(self, remove, add, prior, U: float, prior_only: bool = False):
+        """Steps ``(remove[t], add[t])`` under ``prior`` and U (growing the capacity as needed)."""
+        remove = np.ascontiguousarray(remove, dtype=np.int64)
+        add = np.ascontiguousarray(add, dtype=np.int64)
+        sigma, log_new = prior.sigma, prior.log_new_weight(U)
+        t = 0
+        while t < len(add):
+            t = self._steps(self.labels, self.counts, self.meta, remove, add, t, sigma, log_new,
+                            prior_only, self._out)
+            if t < len(add):
+                self._grow()
+
+    # --- summaries -----------------------------------------------------------------------------
+    @property
+    def n_assigned(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def K(self) -> int:
+        return int(np.count_nonzero(self.counts))
+
+    def live_counts(self) -> np.ndarray:
+        return self.counts[self.counts > 0]
+
+    def snapshot(self, step: int, prior, U: float, rows_seen: int, **info) -> Snapshot:
+        """Remapped labels (0..K−1 by first appearance, −1 unassigned), stats, log joint.
+
+        ``info`` also holds ``n_clusters`` = K, ``n`` = rows assigned, and — in the keys the
+        variational drivers use — ``EK`` = K and ``ek`` = ones(K) (sampled clusters exist).
+        """
+        labels, slots = remap_labels(self.labels)
+        stats = self.family.stats_from_state(self.state, int(self.meta[0])).take(slots)
+        objective = (log_partition_joint(prior, self.counts[slots], U)
+                     + float(np.sum(self.family.log_marginal(stats))))
+        K = len(slots)
+        return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,
+                        objective=objective, rows_seen=rows_seen,
+                        info={"n_clusters": K, "EK": float(K), "ek": np.ones(K),
+                              "n": self.n_assigned, **info})
+
+
+def _take(block, rows):
+    if len(rows) == n_rows(block):
+        return block
+    return block.take(rows) if isinstance(block, CSRBlock) else block[rows]
+
+
+def log_partition_joint(prior, counts, U: float) -> float:
+    """log p(z) for the DP (its EPPF); log p(z, U) for the NGGP (module docstring)."""
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[c > 0]
+    if isinstance(prior, DP) or len(c) == 0:
+        return prior.log_eppf(c) if len(c) else 0.0
+    n, K, s = float(c.sum()), len(c), prior.sigma
+    return (K * (math.log(prior.mass) - math.lgamma(1.0 - s))
+            + float(sum(math.lgamma(x - s) for x in c)) - math.lgamma(n)
+            + prior.log_u_posterior(U, n, K))
+
+
+def hyper_step(rng, prior, U: float, state: CollapsedState, sample_hyper: bool):
+    """U | z (slice step, eq. 6), then the prior's hyperparameters | z, U if ``sample_hyper``."""
+    n, K = state.n_assigned, state.K
+    if n == 0:
+        return prior, U
+    U = prior.sample_u(rng, U, n, K)
+    if sample_hyper:
+        prior = prior.resample(rng, n, K, U, state.live_counts())
+    return prior, U
+
+
+def initial_u(rng, prior, state: CollapsedState) -> float:
+    """A first U | z (one slice step from the mode); 1.0 for an empty sample (any U > 0 works:
+    the first row has no cluster to join)."""
+    return prior.sample_u(rng, 0.0, state.n_assigned, state.K) if state.n_assigned else 1.0
+
+
+def drive(state: CollapsedState, prior, U: float, schedule, n_steps: int, *, every: int,
+          sample_hyper: bool, prior_only: bool = False) -> Iterator[tuple]:
+    """Run ``n_steps`` steps ``schedule(t0, t1) -> (remove, add)``, yielding ``(prior, U)`` after
+    every ``every`` steps and at the end.
+
+    A U/hyperparameter step closes each cycle through the current subsample (seed 001): after
+    |S| steps, |S| counted when the cycle began — once per sweep for plain Gibbs, after
+    1, 2, 4, ... rows when growing from empty, more often early in an annealing schedule.
+    """
+    t, since, cycle = 0, 0, max(state.n_assigned, 1)
+    while t < n_steps:
+        t1 = min(n_steps, t + cycle - since, (t // every + 1) * every)
+        remove, add = schedule(t, t1)
+        state.run(remove, add, prior, U, prior_only)
+        since += t1 - t
+        t = t1
+        if since >= cycle:
+            prior, U = hyper_step(state.rng, prior, U, state, sample_hyper)
+            since, cycle = 0, max(state.n_assigned, 1)
+        if t % every == 0 or t == n_steps:
+            yield prior, U
+
+
+def subsample_steps(state: CollapsedState, grow):
+    """Schedule of decoupled steps on the subsample S = rows with labels ≥ 0 (seed 001).
+
+    Step t grows S by a uniform row outside it when ``grow(t)`` (t an index array) is true,
+    else removes a uniform row of S and assigns a uniform row outside S minus that row.
+    """
+    perm = np.concatenate([np.flatnonzero(state.labels >= 0), np.flatnonzero(state.labels < 0)])
+    size = [state.n_assigned]
+
+    def schedule(t0, t1):
+        remove, add = np.empty(t1 - t0, np.int64), np.empty(t1 - t0, np.int64)
+        flags = np.ascontiguousarray(grow(np.arange(t0, t1)), dtype=np.bool_)
+        size[0] = subsample_schedule(state.rng, perm, size[0], flags, remove, add)
+        return remove, add
+    return schedule
+
+
+def scan_schedule(n: int, scan: str, rng):
+    """Rows to resample: in order (systematic) or drawn uniformly with replacement (random)."""
+    if scan == "systematic":
+        return lambda t0, t1: (np.arange(t0, t1) % n,) * 2
+    if scan == "random":
+        def schedule(t0, t1):
+            rows = rng.integers(0, n, t1 - t0)
+            return rows, rows
+        return schedule
+    raise ValueError(f"scan must be 'systematic' or 'random', got {scan!r}")
+
+
+def initial_state(block, family, prior, rng, init_labels, init: str, sample_hyper: bool):
+    """(state, prior, U) from ``init_labels`` or ``init`` ∈ {"prior", "sequential", "one"}.
+
+    "prior": sequential urn draw ignoring the data; "sequential": each row drawn given the
+    previous ones and the data (seed 001 'Sequential'); "one": all rows in one cluster.
+    """
+    n = n_rows(block)
+    if init_labels is not None:
+        labels = np.asarray(init_labels)
+        if np.any(labels < 0):
+            raise ValueError("init_labels must be non-negative")
+    elif init == "one":
+        labels = np.zeros(n, dtype=np.int64)
+    elif init in ("prior", "sequential"):
+        labels = np.full(n, -1, dtype=np.int64)
+    else:
+        raise ValueError(f"init must be 'prior', 'sequential' or 'one', got {init!r}")
+    state = CollapsedState(block, family, labels, rng)
+    U = initial_u(rng, prior, state)
+    if state.n_assigned < n:
+        grow = subsample_steps(state, lambda t: np.ones(len(t), np.bool_))
+        *_, (prior, U) = drive(state, prior, U, grow, n - state.n_assigned, every=n,
+                               sample_hyper=sample_hyper, prior_only=(init == "prior"))
+    return state, prior, U
+
+
+def check_hyper(hyper: str) -> bool:
+    if hyper not in ("fixed", "sample"):
+        raise ValueError(f"hyper must be 'fixed' or 'sample', got {hyper!r}")
+    return hyper == "sample"
+
+
+def run_gibbs(block, family, prior, *, n_iter: int, random_state=None, init_labels=None,
+              init: str = "prior", scan: str = "systematic", hyper: str = "fixed"
+              ) -> Iterator[Snapshot]:
+    """Collapsed Gibbs on one in-memory block; yields one :class:`Snapshot` per sweep.
+
+    Parameters
+    ----------
+    block : CSRBlock or dense (n, d) array (anything :func:`as_block` takes)
+    family : a *resolved* observation family (``family.resolve(summary)``)
+    prior : ``DP`` or ``NGGP``; hyperparameter updates return new priors, found in the snapshots
+    n_iter : number of sweeps (each resamples n assignments)
+    random_state : seed or ``np.random.Generator``; the only source of randomness
+    init_labels : (n,) initial labels (any integers ≥ 0); otherwise ``init``
+    init : "prior" | "sequential" | "one" (see :func:`initial_state`)
+    scan : "systematic" (rows in order) or "random" (n rows drawn uniformly per sweep)
+    hyper : "fixed" or "sample" (see the module docstring); U is always sampled for the NGGP
+
+    Yields
+    ------
+    Snapshot with labels 0..K−1 (first appearance), the K clusters' statistics, the current
+    prior and U, objective = log joint, rows_seen = assignments so far, and ``info``:
+    ``n_clusters``, ``n``, ``EK``, ``ek``, ``subsample`` (= n) and ``seconds`` (sampling time).
+    """
+    block = as_block(block)
+    rng = np.random.default_rng(random_state)
+    sample_hyper = check_hyper(hyper)
+    if int(n_iter) < 0:
+        raise ValueError(f"n_iter must be >= 0, got {n_iter}")
+    n = n_rows(block)
+    schedule = scan_schedule(n, scan, rng)
+    state, prior, U = initial_state(block, family, prior, rng, init_labels, init, sample_hyper)
+    steps = drive(state, prior, U, schedule, n_iter * n, every=n, sample_hyper=sample_hyper)
+    yield from snapshots(state, steps)
+
+
+def snapshots(state: CollapsedState, steps) -> Iterator[Snapshot]:
+    """One Snapshot per ``(prior, U)`` from :func:`drive`, every n assignments, with the
+    sampling time (``info["seconds"]``, snapshot building excluded)."""
+    tic = time.perf_counter()
+    for step, (prior, U) in enumerate(steps):
+        seconds = time.perf_counter() - tic
+        yield state.snapshot(step, prior, U, rows_seen=(step + 1) * state.n, seconds=seconds,
+                             subsample=state.n_assigned)
+        tic = time.perf_counter()
