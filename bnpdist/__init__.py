@@ -1,7 +1,7 @@
 """bnpdist: distributed Bayesian nonparametric clustering (DP / NGGP mixtures) on Dask."""
 __version__ = "0.1.0"
 
-_LAZY = {"BNPMixture": "models", "BNPHMM": "models", "KnownGroupsDMM": "models"}
+_LAZY = {"BNPMixture": "mixture", "BNPHMM": "hmm", "KnownGroupsDMM": "models"}
 
 
 def __getattr__(name):

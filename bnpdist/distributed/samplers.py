@@ -1,0 +1,36 @@
+"""Drivers for the single-stream exact samplers (collapsed Gibbs, subsample annealing).
+
+The collapsed Gibbs sampler is sequential by definition (each z_i conditions on every other
+z_j), so these drivers gather the partitions into one block on the driver and run the exact
+sampler there; the exact *parallel* sampler is the sub-cluster sampler.  They accept the
+:data:`bnpdist.mixture.ALGORITHMS` signature ``fn(engine, data, family, prior, config, state)``.
+"""
+from __future__ import annotations
+
+from ..data.blocks import concat_rows
+from ..inference.anneal import run_anneal
+from ..inference.gibbs import run_gibbs
+from .variational import gather
+
+
+def _one_block(engine, data):
+    return concat_rows(gather(engine, list(data.futures)))
+
+
+def _no_state(name, state):
+    if state is not None:
+        raise ValueError(f"algorithm={name!r} cannot continue a fitted state (partial_fit is ADF)")
+
+
+def gibbs_driver(engine, data, family, prior, config, state=None):
+    """Collapsed Gibbs (systematic scan), one Snapshot per sweep; DESIGN §5."""
+    _no_state("gibbs", state)
+    yield from run_gibbs(_one_block(engine, data), family, prior, n_iter=config.n_iter,
+                         random_state=config.seed, hyper=config.hyper)
+
+
+def anneal_driver(engine, data, family, prior, config, state=None):
+    """Anneal Subsample (seed 001, linear schedule), one Snapshot per N assignments."""
+    _no_state("anneal", state)
+    yield from run_anneal(_one_block(engine, data), family, prior, n_iter=config.n_iter,
+                          strategy="anneal", random_state=config.seed, hyper=config.hyper)

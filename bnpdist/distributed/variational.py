@@ -1,0 +1,225 @@
+"""ADF-NRM and EP-NRM over partitioned data (seed 000 on Dask, merge stage of Campbell et al. 2015).
+
+One *round* (an ADF batch, or an EP pass):
+
+1. the driver broadcasts the global state (per-cluster statistics, ek, Û, n: small);
+2. every partition runs one numba scan (:func:`~bnpdist.inference.adf.adf_partition` on its
+   next ``batch_size`` rows, or :func:`~bnpdist.inference.ep.ep_partition` on all its rows)
+   against that state, and returns its statistics change for the shared clusters, the
+   clusters it opened, and (ADF for EP, EP) its rows' local contributions — kept in the task
+   result on the worker, so they have lineage and are recomputed if a worker is lost;
+3. the changes are tree-reduced in partition order and the merge stage
+   (:func:`~bnpdist.inference.merge.merge_stage`) matches the clusters opened by different
+   partitions with each other and the shared ones (Hungarian matching on the marginal
+   likelihood gain), runs the merge step, drops (EP) clusters with S_k < ε, and re-solves Û
+   with E[K] = Σ ek;
+4. each partition's local contributions are renumbered lazily, at the start of its next task.
+
+Exact vs approximate, relative to the one-stream algorithms of :mod:`bnpdist.inference`:
+
+* one partition: identical, bit for bit (partition 0 returns its full statistics, so no
+  delta is subtracted and re-added), ADF and EP alike;
+* several partitions, EP: exact as EP — every row's cavity is taken against the state at the
+  start of the pass plus its own partition's updates (a parallel EP schedule, not the serial
+  one); the statistics still equal Σ_j q(z_j) T(x_j) exactly;
+* several partitions, ADF: approximate — within a round a partition does not see the other
+  partitions' rows (statistics, E[n_k], E[K], n for Û), and duplicate clusters are resolved
+  only by the merge stage; smaller ``batch_size`` means more frequent synchronisation.
+
+Results depend on the data, its partitioning, ``batch_size`` and the seed only: row order
+within a partition is fixed (ADF) or drawn from ``partition_seed(seed, pass, partition)``
+(EP), and reductions run in partition order, whatever the number of workers.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import time
+from typing import Iterator
+
+import numpy as np
+from dask.base import tokenize
+
+from ..data.blocks import as_block, n_rows, split_rows
+from ..inference.adf import adf_partition, apply_remap, block_rows, check_epsilon, snapshot
+from ..inference.ep import ep_partition, relative_change
+from ..inference.merge import Update, VarState, merge_stage
+from ..inference.snapshot import Snapshot
+from .dataset import DistData
+from .reduce import FAN_IN
+from .seeds import partition_seed
+
+
+class InProcess:
+    """The :class:`~bnpdist.distributed.Engine` primitives, run sequentially in this process.
+
+    Same partition seeds and the same reduction tree as the Dask engine, so results agree
+    with a cluster run on the same partitioning.  Used for small in-memory inputs.
+    """
+
+    def partitions(self, source, *, n_partitions: int | None = None) -> DistData:
+        if isinstance(source, DistData):
+            return source
+        block = as_block(source)
+        parts = split_rows(block, n_partitions or 1)
+        return DistData(tuple(parts), "csr" if hasattr(block, "indptr") else "dense",
+                        block.shape[1], tuple(n_rows(p) for p in parts), "in-process")
+
+    def broadcast(self, value):
+        return value
+
+    def map(self, fn, data: DistData, *args, seed: int | None = None, pass_id: int = 0,
+            key: str | None = None) -> list:
+        out = []
+        for i, part in enumerate(data.futures):
+            ss = None if seed is None else partition_seed(seed, pass_id, i)
+            out.append(fn(part, ss, *[a.futures[i] if isinstance(a, DistData) else a for a in args]))
+        return out
+
+    def reduce(self, items: list, combine=operator.add, *, fan_in: int = FAN_IN):
+        level = list(items)
+        while len(level) > 1:
+            level = [functools.reduce(combine, level[j:j + fan_in]) for j in range(0, len(level), fan_in)]
+        return level[0]
+
+    def gather(self, items: list) -> list:
+        return list(items)
+
+    def close(self) -> None:
+        pass
+
+
+def gather(engine, items: list) -> list:
+    """Task results in partition order (futures are fetched from the cluster)."""
+    return engine.gather(items) if isinstance(engine, InProcess) else engine.client.gather(items)
+
+
+def _per_partition(engine, data: DistData, items: list) -> DistData:
+    """Per-partition values or futures as a DistData partitioned like ``data``."""
+    futures = tuple(engine.broadcast(x) if not hasattr(x, "key") else x for x in items)
+    token = tokenize([getattr(f, "key", i) for i, f in enumerate(futures)])
+    return DistData(futures, "state", 0, data.n_rows, token)
+
+
+def _update_of(result, seed):
+    return result[0]
+
+
+def _empty_update(family, state: VarState, full: bool) -> Update:
+    old = state.stats if full else family.zero_stats(state.stats.K)
+    return Update(old, (family.zero_stats(0),), (np.zeros(0),), None, 0)
+
+
+def _adf_task(block, seed, family, prior, state, ctx, prev, opts):
+    """ADF on rows [start, stop) of one partition; appends to the recorded contributions."""
+    part, start, stop, remap = ctx
+    epsilon, record = opts
+    resp = None if prev is None or prev[1] is None else apply_remap(prev[1], remap)
+    if start >= n_rows(block):
+        return _empty_update(family, state, part == 0), resp
+    upd, r = adf_partition(block_rows(block, start, min(stop, n_rows(block))), family, prior, state,
+                           epsilon=epsilon, full=part == 0, record=record)
+    if record and resp is not None:
+        r = (np.concatenate([resp[0], r[0]]), np.concatenate([resp[1], r[1]]))
+    return upd, r
+
+
+def _ep_task(block, seed, family, prior, state, ctx, prev, epsilon):
+    """One EP pass over one partition, rows in the order drawn from its seed."""
+    part, remap = ctx
+    return ep_partition(block, family, prior, state, apply_remap(prev[1], remap), epsilon=epsilon,
+                        full=part == 0, rng=np.random.default_rng(seed))
+
+
+class VariationalRun:
+    """Drives ADF rounds and EP passes over ``data`` with ``engine`` (Dask or :class:`InProcess`).
+
+    Parameters mirror :class:`~bnpdist.mixture.BNPMixture`; ``state`` continues a previous fit
+    (streaming).  After iterating, ``state`` is the final global state and
+    :meth:`contributions` returns the rows' local contributions.
+    """
+
+    def __init__(self, engine, data: DistData, family, prior, *, epsilon: float,
+                 merge_threshold: float | None, seed: int, batch_size: int | None = None,
+                 n_iter: int = 1, tol: float = 0.0, state: VarState | None = None):
+        self.engine, self.data, self.family, self.prior = engine, data, family, prior
+        self.epsilon = check_epsilon(epsilon, prior.sigma)
+        self.merge_threshold, self.seed = merge_threshold, seed
+        self.batch_size, self.n_iter, self.tol = batch_size, n_iter, tol
+        self.state = VarState.empty(family) if state is None else state
+        self.results: list | None = None   # per partition: (update, contributions) task results
+        self.remaps: list = [None] * data.n_partitions
+        self.step = 0
+        self.rows_seen = self.state.n_seen
+
+    # --- rounds --------------------------------------------------------------------------
+    def _round(self, task, ctx: list, prev, opts, pass_id: int, drop: bool):
+        e = self.engine
+        futures = e.map(task, self.data, self.family, self.prior, self.state,
+                        _per_partition(e, self.data, ctx), prev, opts,
+                        seed=self.seed, pass_id=pass_id, key=task.__name__.strip("_"))
+        upd = e.reduce(e.map(_update_of, _per_partition(e, self.data, futures), key="update"))
+        n_seen = self.state.n_seen + (0 if drop else upd.rows)
+        new, self.remaps, info = merge_stage(self.family, self.prior, self.state, upd, n_seen=n_seen,
+                                             threshold=self.merge_threshold,
+                                             drop_below=self.epsilon if drop else None)
+        self.results = futures
+        self.rows_seen += upd.rows
+        return new, info
+
+    def _snap(self, info, t0, **extra) -> Snapshot:
+        snap = snapshot(self.family, self.prior, self.state, self.step, self.rows_seen, info, t0, **extra)
+        self.step += 1
+        return snap
+
+    def adf(self, record: bool = False) -> Iterator[Snapshot]:
+        """One ADF pass: rounds of ``batch_size`` rows per partition; a snapshot per round."""
+        P, nmax = self.data.n_partitions, max(self.data.n_rows)
+        B = max(1, nmax if self.batch_size is None else int(self.batch_size))
+        for r in range(max(1, math.ceil(nmax / B))):
+            t0 = time.perf_counter()
+            prev = None if self.results is None or not record else \
+                _per_partition(self.engine, self.data, self.results)
+            ctx = [(p, r * B, (r + 1) * B, self.remaps[p]) for p in range(P)]
+            self.state, info = self._round(_adf_task, ctx, prev, (self.epsilon, record), 0, drop=False)
+            yield self._snap(info, t0, round=r)
+
+    def ep(self) -> Iterator[Snapshot]:
+        """EP passes 1 .. n_iter−1 after a recording ADF pass; stops when the change < tol."""
+        for p in range(1, self.n_iter):
+            t0 = time.perf_counter()
+            old = self.state
+            ctx = [(i, self.remaps[i]) for i in range(self.data.n_partitions)]
+            prev = _per_partition(self.engine, self.data, self.results)
+            self.state, info = self._round(_ep_task, ctx, prev, self.epsilon, p, drop=True)
+            change = relative_change(old.stats, self.state.stats, self.remaps[0][:old.stats.K])
+            yield self._snap(info, t0, change=change, **{"pass": p})
+            if change < self.tol:
+                return
+
+    def contributions(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per partition, the rows' local contributions (idx, val) in the current numbering."""
+        parts = gather(self.engine, self.results)
+        return [apply_remap(r[1], m) for r, m in zip(parts, self.remaps)]
+
+
+def run_adf(engine, data: DistData, family, prior, config, state: VarState | None = None
+            ) -> Iterator[Snapshot]:
+    """Streaming ADF-NRM (one pass) continuing from ``state``; ``config`` as in BNPMixture."""
+    run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
+                         merge_threshold=config.merge_threshold, seed=config.seed,
+                         batch_size=config.batch_size, state=state)
+    yield from run.adf()
+
+
+def run_ep(engine, data: DistData, family, prior, config, state: VarState | None = None
+           ) -> Iterator[Snapshot]:
+    """EP-NRM: a recording ADF pass, then up to ``config.n_iter − 1`` EP passes."""
+    if state is not None and state.stats.K:
+        raise ValueError("EP refines a batch fit from scratch; it cannot continue a streaming state")
+    run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
+                         merge_threshold=config.merge_threshold, seed=config.seed,
+                         batch_size=config.batch_size, n_iter=config.n_iter, tol=config.tol)
+    yield from run.adf(record=True)
+    yield from run.ep()

@@ -1,0 +1,272 @@
+"""The merge stage of ADF/EP: partition updates → global state.
+
+After a round of partition scans the driver holds the clusters the partitions shared (the
+broadcast ones, their statistics summed) and, per partition, the clusters each one opened.
+The merge stage (run identically for one stream and for many partitions):
+
+1. **Matching** (Campbell et al. 2015, "Streaming, distributed variational inference for
+   Bayesian nonparametrics"): partition by partition, in partition order, the new clusters are
+   matched one-to-one to the current clusters (the shared ones and the new ones accepted from
+   earlier partitions) by a maximum-weight assignment (Hungarian,
+   ``scipy.optimize.linear_sum_assignment``) on the gain of merging (:class:`Gain`: the
+   marginal-likelihood gain log p(x_{A∪B}) − log p(x_A) − log p(x_B) on the soft statistics,
+   plus the partition prior's); a pair is merged only if the gain > threshold.  Unmatched
+   new clusters are appended.
+2. **Merge step** (seed 000, Sec. 3.3): every cluster may merge with one other cluster whose
+   gain exceeds the threshold, best pairs first, once per round (skipped when ``threshold``
+   is None).  One step, not repeated: merged statistics are never re-split by ADF, so merging
+   stays conservative.
+3. **Drop** (EP only, seed 000 Sec. 3.4): clusters with S_k < ε are removed.
+
+Gains are evaluated only for candidate pairs, the ``n_neighbors`` nearest clusters by the
+family's first posterior-mean parameter (θ for Multinomial, μ for Gaussian): a merge between
+far-apart clusters never has a positive gain, and this keeps the stage O(K · n_neighbors)
+log-marginals.  The existence probabilities ``ek`` (E[K] = Σ ek) combine as
+1 − Π(1 − ek) when clusters merge.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.special import gammaln
+
+from ..obs.base import ObsFamily, SuffStats
+
+#: candidate partners per cluster for merge gains
+N_NEIGHBORS = 4
+#: pairs whose log-marginals are evaluated in one vectorised call
+_CHUNK = 256
+
+
+@dataclass(frozen=True, eq=False)
+class VarState:
+    """Global ADF/EP state, broadcast once per round: statistics, ek (E[K] = Σ ek), Û, n."""
+
+    stats: SuffStats
+    ek: np.ndarray
+    U: float
+    n_seen: int
+
+    @property
+    def EK(self) -> float:
+        return float(self.ek.sum())
+
+    @classmethod
+    def empty(cls, family: ObsFamily) -> "VarState":
+        return cls(family.zero_stats(0), np.zeros(0), 0.0, 0)
+
+
+@dataclass(frozen=True, eq=False)
+class Update:
+    """What partition scans changed; ``+`` combines partitions in partition order.
+
+    ``old``: the K0 broadcast clusters — partition 0 carries its full statistics, every other
+    partition its change, so the sum is the new statistics and one partition reproduces the
+    single stream bit for bit.  ``new[p]`` / ``new_ek[p]``: clusters opened by partition p and
+    their existence probabilities.  ``logocc`` (EP): Σ_rows log(1 − q_rk) of the K0 clusters.
+    """
+
+    old: SuffStats
+    new: tuple
+    new_ek: tuple
+    logocc: np.ndarray | None
+    rows: int
+
+    def __add__(self, other: "Update") -> "Update":
+        occ = None if self.logocc is None else self.logocc + other.logocc
+        return Update(self.old + other.old, self.new + other.new, self.new_ek + other.new_ek,
+                      occ, self.rows + other.rows)
+
+
+def regroup(stats: SuffStats, target: np.ndarray, K: int) -> SuffStats:
+    """Statistics of K clusters: out[t] = Σ_{i: target[i] = t} stats[i] (target −1 drops i)."""
+    keep = target >= 0
+    out = {}
+    for name, v in stats.arrays.items():
+        o = np.zeros((K,) + v.shape[1:])
+        np.add.at(o, target[keep], v[keep])
+        out[name] = o
+    return SuffStats(stats.family, out)
+
+
+def regroup_ek(ek: np.ndarray, target: np.ndarray, K: int) -> np.ndarray:
+    """Existence probability of each group, 1 − Π(1 − ek); a lone cluster keeps its value."""
+    keep = target >= 0
+    t, e = target[keep], ek[keep]
+    size = np.bincount(t, minlength=K)
+    miss = np.ones(K)
+    np.multiply.at(miss, t, 1.0 - e)
+    out = 1.0 - miss
+    lone = size[t] == 1
+    out[t[lone]] = e[lone]
+    return out
+
+
+def relabel(target: np.ndarray) -> tuple[np.ndarray, int]:
+    """Map representatives (``target[i]`` = the cluster i joins, −1 dropped) to 0..K'−1."""
+    reps = np.unique(target[target >= 0])
+    out = np.full(len(target), -1, dtype=np.int64)
+    out[target >= 0] = np.searchsorted(reps, target[target >= 0])
+    return out, len(reps)
+
+
+def _log_size_factor(n, sigma: float) -> np.ndarray:
+    """log Γ(n − σ), with counts at or below σ (no prior mass) mapped to +inf."""
+    n = np.asarray(n, dtype=np.float64)
+    out = np.full(n.shape, np.inf)
+    ok = n > sigma
+    out[ok] = gammaln(n[ok] - sigma)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Gain:
+    r"""Log-joint gain of merging two clusters, observation part plus partition-prior part:
+
+    .. math::
+
+        g(A, B) = \log p(x_{A\cup B}) - \log p(x_A) - \log p(x_B)
+                + \log\frac{\Gamma(n_A+n_B-\sigma)\,\Gamma(1-\sigma)}
+                             {\Gamma(n_A-\sigma)\,\Gamma(n_B-\sigma)\; a(\hat U+\tau)^\sigma}
+
+    (log marginals of the soft statistics by ``family.log_marginal``; the second line is the
+    EPPF ratio given Û, seed 000 eq. 5).  Without the prior part, the halves of one Gaussian
+    blob would never merge.  A cluster with n ≤ σ gets −inf (it has no prior mass).
+    """
+
+    family: ObsFamily
+    prior: object
+    U: float
+
+    def __call__(self, A: SuffStats, B: SuffStats, ia, jb) -> np.ndarray:
+        """g(A[ia[t]], B[jb[t]]) for every t, clipped to ±1e100 (nan → −1e100)."""
+        ia, jb = np.asarray(ia, dtype=np.int64), np.asarray(jb, dtype=np.int64)
+        fam, sigma = self.family, self.prior.sigma
+        la, lb = fam.log_marginal(A), fam.log_marginal(B)
+        pa, pb = _log_size_factor(A.n, sigma), _log_size_factor(B.n, sigma)
+        base = gammaln(1.0 - sigma) - self.prior.log_new_weight(self.U)
+        out = np.empty(len(ia))
+        with np.errstate(invalid="ignore"):
+            for s in range(0, len(ia), _CHUNK):
+                i, j = ia[s:s + _CHUNK], jb[s:s + _CHUNK]
+                pooled = A.take(i) + B.take(j)
+                out[s:s + _CHUNK] = (fam.log_marginal(pooled) - la[i] - lb[j]
+                                     + _log_size_factor(pooled.n, sigma) - pa[i] - pb[j] + base)
+        return np.clip(np.nan_to_num(out, nan=-np.inf), -1e100, 1e100)
+
+
+def nearest(family: ObsFamily, A: SuffStats, B: SuffStats, m: int, same: bool = False) -> np.ndarray:
+    """For each cluster of A, the indices of its m nearest clusters of B (shape (A.K, ≤m)).
+
+    Distance: Euclidean between the first posterior-mean parameters; ``same`` excludes i = i.
+    """
+    fa = next(iter(family.posterior_mean(A).values())).reshape(A.K, -1)
+    fb = next(iter(family.posterior_mean(B).values())).reshape(B.K, -1)
+    d = (fa ** 2).sum(1)[:, None] - 2.0 * fa @ fb.T + (fb ** 2).sum(1)[None, :]
+    if same:
+        np.fill_diagonal(d, np.inf)
+    m = min(m, B.K - (1 if same else 0))
+    return np.argsort(d, axis=1, kind="stable")[:, :m]
+
+
+def match_new(gain: Gain, C: SuffStats, N: SuffStats, threshold: float,
+              n_neighbors: int = N_NEIGHBORS) -> np.ndarray:
+    """Hungarian matching of new clusters N to current clusters C (Campbell et al. 2015).
+
+    Maximises Σ (g − threshold) over one-to-one pairs with g > threshold.  Returns, for each
+    cluster of N, the index in C it merges into, or −1 (kept as a new cluster).
+    """
+    out = np.full(N.K, -1, dtype=np.int64)
+    if N.K == 0 or C.K == 0:
+        return out
+    nb = nearest(gain.family, N, C, n_neighbors)
+    ia, jb = np.repeat(np.arange(N.K), nb.shape[1]), nb.ravel()
+    value = np.zeros((N.K, C.K))
+    value[ia, jb] = np.maximum(gain(N, C, ia, jb) - threshold, 0.0)
+    rows, cols = linear_sum_assignment(value, maximize=True)
+    ok = value[rows, cols] > 0.0
+    out[rows[ok]] = cols[ok]
+    return out
+
+
+def merge_pairs(gain: Gain, stats: SuffStats, threshold: float,
+                n_neighbors: int = N_NEIGHBORS) -> np.ndarray:
+    """Seed 000 merge step: ``target`` with target[j] = i when j merges into i (< j).
+
+    Candidate pairs are ranked by gain; a pair is taken if its gain exceeds ``threshold`` and
+    neither cluster has merged yet in this step (so each step merges disjoint pairs).
+    """
+    K = stats.K
+    target = np.arange(K)
+    if K < 2:
+        return target
+    nb = nearest(gain.family, stats, stats, n_neighbors, same=True)
+    pairs = np.unique(np.sort(np.stack([np.repeat(np.arange(K), nb.shape[1]), nb.ravel()], 1), 1), axis=0)
+    g = gain(stats, stats, pairs[:, 0], pairs[:, 1])
+    used = np.zeros(K, dtype=bool)
+    for t in np.lexsort((pairs[:, 1], pairs[:, 0], -g)):
+        if g[t] <= threshold:
+            break
+        i, j = pairs[t]
+        if not (used[i] or used[j]):
+            target[j] = i
+            used[i] = used[j] = True
+    return target
+
+
+@dataclass(frozen=True)
+class MergeInfo:
+    matched: int
+    merged: int
+    dropped: int
+
+
+def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen: int,
+                threshold: float | None, drop_below: float | None = None,
+                n_neighbors: int = N_NEIGHBORS) -> tuple[VarState, list[np.ndarray], MergeInfo]:
+    """Reconcile a reduced :class:`Update` into the next global state.
+
+    ``threshold``: gain (nats) a merge must exceed; None: no merge step, and matching at 0.
+    ``drop_below``: EP's ε (clusters with S_k < ε are dropped) or None (ADF).  Gains use Û
+    solved before merging.  Returns the new state (Û = argmax of eq. 21 at ``n_seen`` and
+    E[K] = Σ ek) and, per partition, the map from its local cluster index (K0 shared + its new
+    ones) to the new index (−1 when dropped).
+    """
+    K0 = base.stats.K
+    C = upd.old
+    ek = base.ek if upd.logocc is None else -np.expm1(upd.logocc)
+    gain = Gain(family, prior, prior.u_hat(n_seen, float(ek.sum() + sum(e.sum() for e in upd.new_ek))))
+    match_thr = 0.0 if threshold is None else threshold
+    local = []
+    matched = 0
+    for N, nek in zip(upd.new, upd.new_ek):
+        to = match_new(gain, C, N, match_thr, n_neighbors)
+        fresh = to < 0
+        to[fresh] = C.K + np.arange(fresh.sum())
+        matched += int((~fresh).sum())
+        target = np.concatenate([np.arange(C.K), to])
+        Kn = C.K + int(fresh.sum())
+        ek = regroup_ek(np.concatenate([ek, nek]), target, Kn)
+        C = regroup(C.concat(N), target, Kn)
+        local.append(np.concatenate([np.arange(K0), to]))
+    target = np.arange(C.K)  # matched numbering → current numbering
+
+    def apply(t):
+        nonlocal C, ek, target
+        t, K = relabel(t)
+        C, ek = regroup(C, t, K), regroup_ek(ek, t, K)
+        target = np.where(target >= 0, t[np.maximum(target, 0)], -1)
+
+    merged = dropped = 0
+    if threshold is not None:  # one merge step: each cluster merges at most once per round
+        t = merge_pairs(gain, C, threshold, n_neighbors)
+        merged = int((t != np.arange(C.K)).sum())
+        apply(t)
+    if drop_below is not None:
+        t = np.where(C.n >= drop_below, np.arange(C.K), -1)
+        dropped = int((t < 0).sum())
+        apply(t)
+    state = VarState(C, ek, prior.u_hat(n_seen, float(ek.sum())), int(n_seen))
+    return state, [np.where(m >= 0, target[m], -1) for m in local], MergeInfo(matched, merged, dropped)

@@ -1,0 +1,395 @@
+"""BNPMixture: DP / NGGP mixtures without a fixed K, fitted by ADF-NRM or EP-NRM (seed 000).
+
+scikit-learn conventions (``sklearn/mixture/_base.py``): ``__init__`` stores parameters,
+validation happens in ``fit``, fitted attributes end in ``_``, and fitting ends with an E-step
+so that ``labels_ == predict(X_train)``.  Algorithms are looked up in :data:`ALGORITHMS`
+(name → driver generator ``fn(engine, data, family, prior, config, state) -> Iterator[Snapshot]``),
+so samplers can register themselves under their own names.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import dask
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+
+from .data.blocks import CSRBlock, as_block
+from .distributed import Engine, resolve_seed
+from .distributed.dataset import is_in_memory
+from .distributed.samplers import anneal_driver, gibbs_driver
+from .distributed.variational import InProcess, VariationalRun, gather, run_adf, run_ep
+from .inference.merge import VarState
+from .inference.snapshot import Snapshot
+from .kernels.scan import row_access, score_scan
+from .obs import Gaussian, Multinomial, family_from_params
+from .obs.base import DataSummary, SuffStats
+from .priors import DP, prior_from_params
+
+#: name → driver generator; only implemented algorithms are registered
+ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": gibbs_driver, "anneal": anneal_driver}
+#: algorithms whose snapshots carry sampled labels (no final E-step)
+SAMPLERS = {"gibbs", "anneal"}
+#: saved-model format read and written by this version
+FORMAT_VERSION = 1
+#: in-memory inputs up to this size, with no client/scheduler/n_partitions, run in this process
+IN_PROCESS_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """What drivers read from the estimator (a plain value: it travels to no worker)."""
+
+    n_iter: int
+    epsilon: float
+    merge_threshold: float | None
+    tol: float
+    batch_size: int | None
+    seed: int
+    hyper: str = "fixed"
+
+
+def _nbytes(X) -> int:
+    if isinstance(X, CSRBlock):
+        return X.indptr.nbytes + X.indices.nbytes + X.data.nbytes
+    if hasattr(X, "data") and hasattr(X, "indptr"):
+        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return int(np.asarray(X).nbytes)
+
+
+def _moments(block, seed):
+    """(rows, Σx, Σxxᵀ or None, tokens) of one partition (for the data summary)."""
+    if isinstance(block, CSRBlock):
+        return block.n_rows, np.bincount(block.indices, block.data, block.n_cols), None, block.data.sum()
+    return len(block), block.sum(0), block.T @ block, 0.0
+
+
+def _add_moments(a, b):
+    return a[0] + b[0], a[1] + b[1], None if a[2] is None else a[2] + b[2], a[3] + b[3]
+
+
+def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: bool):
+    """Labels, log predictive and (optionally) responsibilities of one partition."""
+    block = as_block(block)
+    lpr, _ = family.row_kernels
+    get_row, xa, xb, indptr = row_access(block)
+    n, K = block.shape[0], stats.K
+    labels, logp = np.empty(n, dtype=np.int64), np.empty(n)
+    P = np.empty((n if proba else 0, K))
+    score_scan(lpr, get_row, xa, xb, indptr, family.kernel_hyper(), family.kernel_state(stats, K + 1),
+               K, logw, labels, logp, P)
+    return labels, logp, (P if proba else None)
+
+
+class BNPMixture(BaseEstimator):
+    """Bayesian nonparametric mixture (DP or NGGP prior, conjugate observations), K unbounded.
+
+    Parameters
+    ----------
+    prior : DP | NGGP, default DP(1.0)
+    obs : Multinomial | Gaussian | Bernoulli, default Multinomial() for sparse / CSR input
+        and Gaussian() for dense input; data-driven defaults are filled from the data (for
+        ``partial_fit``: from the first batch)
+    algorithm : name in :data:`ALGORITHMS` ("adf": one streaming pass; "ep": an ADF pass then
+        EP passes)
+    n_iter : passes in all for "ep" (the ADF pass included); unused by "adf"
+    epsilon : new-cluster threshold ε ≥ σ; None → max(σ, 0.01)
+    merge_threshold : log marginal-likelihood gain (nats) above which clusters merge (merge
+        stage and seed 000 merge step); None disables the merge step (partitions' new clusters
+        are still matched, at gain > 0)
+    tol : EP stops when the relative L1 change of the statistics falls below ``tol``
+    batch_size : rows per partition per ADF round (None: each partition in one round)
+    n_partitions : partitions of in-memory input (None: about 32 MiB each)
+    random_state : int seed (EP row orders, sampler streams); None draws one
+    hyper : "fixed" keeps the prior's hyperparameters; "sample" resamples them once per sweep
+        in the samplers (DP α by Escobar & West, NGGP a and σ; ignored by ADF/EP)
+    client, scheduler : a ``distributed.Client`` or scheduler address.  When both are None
+        (and Dask's config names no scheduler), in-memory input up to 64 MiB with
+        ``n_partitions`` None runs in this process without Dask; anything else uses an
+        in-process ``LocalCluster`` started for the call
+    verbose : print one line per snapshot
+
+    Attributes
+    ----------
+    labels_ : (n,) cluster of each training row: the final E-step ``predict(X)`` for ADF/EP,
+        the last sampled state (labels 0..K−1) for the samplers
+    n_clusters_ : K, the number of instantiated clusters
+    weights_ : (K,) NRM weights max(n_k − σ, 0), normalised over the existing clusters
+    stats_ : SuffStats, the soft statistics of the K clusters
+    ek_ : (K,) probability that each cluster exists (E[K] = Σ ek_)
+    prior_, obs_ : the prior and the resolved observation family
+    U_ : Û, the plug-in auxiliary variable (0 for the DP)
+    n_rows_seen_ : rows consumed (ADF streaming)
+    seed_ : the seed used
+    history_ : list of dicts per snapshot: step, n_clusters, objective, rows_seen, U, EK, seconds
+    """
+
+    def __init__(self, prior=None, obs=None, algorithm="adf", n_iter=20, epsilon=None,
+                 merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
+                 random_state=None, hyper="fixed", client=None, scheduler=None, verbose=False):
+        self.prior = prior
+        self.obs = obs
+        self.algorithm = algorithm
+        self.n_iter = n_iter
+        self.epsilon = epsilon
+        self.merge_threshold = merge_threshold
+        self.tol = tol
+        self.batch_size = batch_size
+        self.n_partitions = n_partitions
+        self.random_state = random_state
+        self.hyper = hyper
+        self.client = client
+        self.scheduler = scheduler
+        self.verbose = verbose
+
+    def __sklearn_clone__(self) -> "BNPMixture":
+        """An unfitted copy with the same parameters.  Priors and families are immutable values
+        (and their ``get_params`` is not sklearn's), so they are shared rather than cloned."""
+        return type(self)(**self.get_params(deep=False))
+
+    # --- set-up --------------------------------------------------------------------------
+    def _config(self, prior, seed: int) -> FitConfig:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
+        if int(self.n_iter) < 1:
+            raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
+        if not float(self.tol) >= 0:
+            raise ValueError(f"tol must be >= 0, got {self.tol}")
+        if self.batch_size is not None and int(self.batch_size) < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        eps = max(prior.sigma, 0.01) if self.epsilon is None else float(self.epsilon)
+        if eps < prior.sigma:
+            raise ValueError(f"epsilon={eps} is below the prior's sigma={prior.sigma}: "
+                             "ADF/EP need epsilon >= sigma (seed 000, Sec. 3.3)")
+        if not eps < 1.0:
+            raise ValueError(f"epsilon must be < 1, got {eps}")
+        if self.hyper not in ("fixed", "sample"):
+            raise ValueError(f"hyper must be 'fixed' or 'sample', got {self.hyper!r}")
+        thr = None if self.merge_threshold is None else float(self.merge_threshold)
+        return FitConfig(int(self.n_iter), eps, thr, float(self.tol),
+                         None if self.batch_size is None else int(self.batch_size), seed, self.hyper)
+
+    @contextmanager
+    def _engine(self, X):
+        local = (self.client is None and self.scheduler is None and self.n_partitions is None
+                 and dask.config.get("scheduler-address", None) is None
+                 and is_in_memory(X) and _nbytes(X) <= IN_PROCESS_BYTES)
+        if local:
+            yield InProcess()
+        else:
+            with Engine(client=self.client, scheduler=self.scheduler, dashboard=False) as engine:
+                yield engine
+
+    def _resolve(self, engine, data):
+        """The prior and the observation family with its data-driven defaults filled in."""
+        prior = DP(1.0) if self.prior is None else self.prior
+        obs = self.obs if self.obs is not None else (Multinomial() if data.kind == "csr" else Gaussian())
+        if obs.block_kind != data.kind:
+            raise ValueError(f"{type(obs).__name__} needs {obs.block_kind} input, got {data.kind} data")
+        n, s, ss, tokens = engine.reduce(engine.map(_moments, data, key="moments"), _add_moments)
+        if data.kind == "csr":
+            summary = DataSummary(int(n), data.n_features, "csr", s / max(tokens, 1e-300),
+                                  mean_length=tokens / max(n, 1))
+        else:
+            mean = s / n
+            cov = (ss - n * np.outer(mean, mean)) / max(n - 1, 1)
+            summary = DataSummary(int(n), data.n_features, "dense", mean, cov)
+        return prior, obs.resolve(summary)
+
+    # --- fitting -------------------------------------------------------------------------
+    def iter_fit(self, X) -> Iterator[Snapshot]:
+        """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass."""
+        prior = DP(1.0) if self.prior is None else self.prior
+        config = self._config(prior, resolve_seed(self.random_state))
+        self.seed_ = config.seed
+        with self._engine(X) as engine:
+            data = engine.partitions(X, n_partitions=self.n_partitions)
+            prior, family = self._resolve(engine, data)
+            self.history_ = []
+            snap = None
+            for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, None):
+                self._absorb(snap, family, snap.prior or prior)
+                yield snap
+            if self.algorithm == "ep" and config.tol > 0 and snap.info.get("change", 0.0) >= config.tol:
+                warnings.warn(f"EP did not reach tol={config.tol} in n_iter={config.n_iter} passes",
+                              ConvergenceWarning, stacklevel=2)
+            if self.algorithm in SAMPLERS:
+                self.labels_ = np.asarray(snap.labels)    # the last sampled state
+            else:
+                self.labels_ = self._score(engine, data)[0]
+
+    def fit(self, X, y=None) -> "BNPMixture":
+        """Fit on X: ndarray, scipy sparse, CSRBlock, dask array/dataframe or Parquet path."""
+        for _ in self.iter_fit(X):
+            pass
+        return self
+
+    def fit_predict(self, X, y=None) -> np.ndarray:
+        return self.fit(X).labels_
+
+    def partial_fit(self, X, y=None) -> "BNPMixture":
+        """Streaming ADF over one more batch, continuing the current state (whatever ``algorithm``).
+
+        ``labels_`` are the batch's labels after the update.
+        """
+        fitted = hasattr(self, "stats_")
+        if fitted:
+            config = self._config(self.prior_, self.seed_)
+        else:
+            prior = DP(1.0) if self.prior is None else self.prior
+            config = self._config(prior, resolve_seed(self.random_state))
+        self.seed_ = config.seed
+        with self._engine(X) as engine:
+            data = engine.partitions(X, n_partitions=self.n_partitions)
+            if fitted:
+                prior, family = self.prior_, self.obs_
+                state = VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
+            else:
+                (prior, family), state = self._resolve(engine, data), None
+                self.history_ = []
+            run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
+                                 merge_threshold=config.merge_threshold, seed=config.seed,
+                                 batch_size=config.batch_size, state=state)
+            run.step = len(self.history_)
+            for snap in run.adf():
+                self._absorb(snap, family, prior)
+            self.labels_ = self._score(engine, data)[0]
+        return self
+
+    def _absorb(self, snap: Snapshot, family, prior) -> None:
+        self.stats_, self.U_, self.ek_ = snap.stats, float(snap.U), np.asarray(snap.info["ek"])
+        self.n_rows_seen_ = int(snap.info["n"])
+        self.prior_, self.obs_ = prior, family
+        self.n_features_in_ = family.n_features
+        rec = {"step": snap.step, "n_clusters": snap.stats.K, "objective": snap.objective,
+               "rows_seen": snap.rows_seen, "U": float(snap.U), "EK": float(snap.info["EK"]),
+               "seconds": float(snap.info["seconds"])}
+        self.history_.append(rec)
+        if self.verbose:
+            print(" ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()))
+
+    # --- fitted model --------------------------------------------------------------------
+    @property
+    def n_clusters_(self) -> int:
+        return self._fitted().K
+
+    @property
+    def weights_(self) -> np.ndarray:
+        w = np.maximum(self._fitted().n - self.prior_.sigma, 0.0)
+        return w / w.sum()
+
+    def _fitted(self) -> SuffStats:
+        if not hasattr(self, "stats_"):
+            raise AttributeError("this BNPMixture is not fitted yet: call fit or partial_fit")
+        return self.stats_
+
+    def _log_weights(self) -> np.ndarray:
+        """log w_k (K existing, NRM weights ∝ max(n_k − σ, 0)) and log w_new, normalised."""
+        stats = self._fitted()
+        with np.errstate(divide="ignore"):
+            lw = np.append(np.log(np.maximum(stats.n - self.prior_.sigma, 0.0)),
+                           self.prior_.log_new_weight(self.U_))
+        return lw - logsumexp(lw)
+
+    def _score(self, engine, data, proba: bool = False):
+        kind = self.obs_.block_kind
+        if data.kind != kind or data.n_features != self.obs_.n_features:
+            raise ValueError(f"X has {data.n_features} {data.kind} features; the model was fitted on "
+                             f"{self.obs_.n_features} {kind} features")
+        parts = gather(engine, engine.map(_score_part, data, self.obs_, self.stats_, self._log_weights(),
+                                          proba, key="score"))
+        labels = np.concatenate([p[0] for p in parts])
+        logp = np.concatenate([p[1] for p in parts])
+        return labels, logp, (np.concatenate([p[2] for p in parts]) if proba else None)
+
+    def _score_input(self, X, proba: bool = False):
+        self._fitted()
+        with self._engine(X) as engine:
+            return self._score(engine, engine.partitions(X, n_partitions=self.n_partitions), proba)
+
+    def predict(self, X) -> np.ndarray:
+        """argmax_k max(n_k − σ, 0) f_k(x) over the existing clusters."""
+        return self._score_input(X)[0]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(n, K) responsibilities ∝ max(n_k − σ, 0) f_k(x) over the existing clusters."""
+        return self._score_input(X, proba=True)[2]
+
+    def score_samples(self, X) -> np.ndarray:
+        """log [Σ_k w_k f_k(x) + w_new f_0(x)] per row, w ∝ (max(n_k − σ, 0), a(Û+τ)^σ)."""
+        return self._score_input(X)[1]
+
+    def score(self, X, y=None) -> float:
+        """Mean held-out log predictive per row (see :meth:`score_samples`)."""
+        return float(np.mean(self.score_samples(X)))
+
+    # --- persistence ---------------------------------------------------------------------
+    _PARAMS = ("algorithm", "n_iter", "epsilon", "merge_threshold", "tol", "batch_size",
+               "n_partitions", "random_state", "verbose")
+
+    def save(self, path) -> None:
+        """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle), atomically.
+
+        The model is written to a temporary sibling folder and renamed into place; an existing
+        model at ``path`` is replaced only once the new one is complete.
+        """
+        stats = self._fitted()
+        path = Path(path)
+        if path.exists() and not (path / "model.json").is_file():
+            raise FileExistsError(f"{path} exists and is not a saved bnpdist model; not overwriting")
+        meta = {"format": "bnpdist.BNPMixture", "format_version": FORMAT_VERSION,
+                "params": {k: getattr(self, k) for k in self._PARAMS},
+                "prior": None if self.prior is None else self.prior.get_params(),
+                "obs": None if self.obs is None else self.obs.get_params(),
+                "prior_": self.prior_.get_params(), "obs_": self.obs_.get_params(),
+                "family": stats.family, "seed": self.seed_, "U": self.U_,
+                "n_rows_seen": self.n_rows_seen_, "history": self.history_}
+        tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex}"
+        tmp.mkdir(parents=True)
+        try:
+            arrays = {**stats.to_arrays(), "ek": self.ek_}
+            if hasattr(self, "labels_"):
+                arrays["labels"] = self.labels_
+            np.savez(tmp / "arrays.npz", **arrays)
+            (tmp / "model.json").write_text(json.dumps(meta, indent=1))
+            old = path.parent / f".{path.name}.old-{uuid.uuid4().hex}"
+            if path.exists():
+                path.rename(old)
+            tmp.rename(path)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @classmethod
+    def load(cls, path) -> "BNPMixture":
+        """Read a model written by :meth:`save`; unknown format versions are refused."""
+        path = Path(path)
+        if not (path / "model.json").is_file():
+            raise FileNotFoundError(f"{path} holds no saved BNPMixture (model.json missing)")
+        meta = json.loads((path / "model.json").read_text())
+        if meta.get("format") != "bnpdist.BNPMixture":
+            raise ValueError(f"{path} is not a saved BNPMixture (format {meta.get('format')!r})")
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"unsupported BNPMixture format version {meta.get('format_version')!r} "
+                             f"(this bnpdist reads version {FORMAT_VERSION})")
+        est = cls(prior=None if meta["prior"] is None else prior_from_params(meta["prior"]),
+                  obs=None if meta["obs"] is None else family_from_params(meta["obs"]), **meta["params"])
+        with np.load(path / "arrays.npz", allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        est.prior_, est.obs_ = prior_from_params(meta["prior_"]), family_from_params(meta["obs_"])
+        est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
+        est.ek_, est.U_ = arrays["ek"], float(meta["U"])
+        est.n_rows_seen_, est.seed_, est.history_ = int(meta["n_rows_seen"]), meta["seed"], meta["history"]
+        est.n_features_in_ = est.obs_.n_features
+        if "labels" in arrays:
+            est.labels_ = arrays["labels"]
+        return est

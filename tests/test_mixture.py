@@ -1,0 +1,143 @@
+"""BNPMixture: recovery on synthetic data, prediction, persistence, streaming, the registry."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import logsumexp
+from sklearn.base import clone
+from sklearn.datasets import make_blobs
+
+from bnpdist.data.synthetic import make_bars
+from bnpdist.inference.snapshot import Snapshot
+from bnpdist.metrics import nmi
+from bnpdist.mixture import ALGORITHMS, BNPMixture
+from bnpdist.obs import Gaussian, Multinomial
+from bnpdist.priors import DP, NGGP
+
+
+@pytest.fixture(scope="module")
+def bars():
+    X, z, _ = make_bars(300, n_tokens=20, seed=1)
+    return X, z
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return make_blobs(500, n_features=3, centers=5, cluster_std=1.0, random_state=0)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("prior,alg", [(NGGP(1.0, 0.5, 1.0), "adf"), (DP(1.0), "ep")])
+def test_bars_recovered_with_merges(bars, prior, alg):
+    X, z = bars
+    est = BNPMixture(prior=prior, obs=Multinomial(beta=8.0), algorithm=alg, n_iter=5, random_state=0).fit(X)
+    assert nmi(z, est.labels_) > 0.8
+    big = np.sort(est.stats_.n)[::-1][:16]
+    assert big[-1] > 5  # all 16 bars found with real mass
+    assert np.array_equal(est.labels_, est.predict(X))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("alg", ["adf", "ep"])
+def test_gaussian_blobs(blobs, alg):
+    X, z = blobs
+    est = BNPMixture(prior=NGGP(1.0, 0.5, 1.0), algorithm=alg, n_iter=5, random_state=0)
+    labels = est.fit_predict(X)
+    assert isinstance(est.obs_, Gaussian) and nmi(z, labels) > 0.9
+    assert np.array_equal(labels, est.predict(X))
+
+
+def test_predict_proba_and_score_match_numpy(bars):
+    X, _ = bars
+    est = BNPMixture(prior=NGGP(2.0, 0.3, 1.0), obs=Multinomial(beta=8.0), random_state=0).fit(X)
+    fam, S, sigma = est.obs_, est.stats_, 0.3
+    lp = fam.log_predictive(X, S.pad(S.K + 1))  # last column: an empty cluster, f_0
+    with np.errstate(divide="ignore"):
+        lw = np.append(np.log(np.maximum(S.n - sigma, 0)), np.log(2.0) + sigma * np.log(est.U_ + 1.0))
+    lw -= logsumexp(lw)
+    joint = lp + lw
+    P = est.predict_proba(X)
+    np.testing.assert_allclose(P, np.exp(joint[:, :-1] - logsumexp(joint[:, :-1], axis=1, keepdims=True)),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(P.sum(1), 1.0)
+    assert np.array_equal(P.argmax(1), est.predict(X))
+    assert est.score(X) == pytest.approx(logsumexp(joint, axis=1).mean(), rel=1e-10)
+    np.testing.assert_allclose(est.weights_, np.maximum(S.n - sigma, 0) / np.maximum(S.n - sigma, 0).sum())
+
+
+def test_iter_fit_snapshots_and_history(bars):
+    X, _ = bars
+    est = BNPMixture(obs=Multinomial(beta=8.0), algorithm="ep", n_iter=4, tol=0.0, batch_size=100,
+                     random_state=0)
+    snaps = list(est.iter_fit(X))
+    assert all(isinstance(s, Snapshot) for s in snaps) and len(snaps) == 3 + 3
+    assert [h["step"] for h in est.history_] == list(range(6))
+    assert [h["rows_seen"] for h in est.history_] == [100, 200, 300, 600, 900, 1200]
+    assert est.history_[-1]["n_clusters"] == est.n_clusters_ and "change" in snaps[-1].info
+    assert est.U_ == 0.0 and isinstance(est.prior_, DP)
+
+
+def test_save_load_round_trip(tmp_path, bars):
+    X, _ = bars
+    est = BNPMixture(prior=NGGP(1.0, 0.5, 1.0), obs=Multinomial(beta=8.0), random_state=3).fit(X)
+    est.save(tmp_path / "m")
+    est.save(tmp_path / "m")  # replacing an existing model
+    back = BNPMixture.load(tmp_path / "m")
+    assert np.array_equal(back.predict(X), est.predict(X))
+    assert back.score(X) == est.score(X)
+    assert back.get_params()["prior"].get_params() == est.prior.get_params()
+    assert back.history_ == est.history_ and back.seed_ == 3 and np.array_equal(back.labels_, est.labels_)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temp folders left
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    meta["format_version"] = 99
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="format version 99"):
+        BNPMixture.load(tmp_path / "m")
+    (tmp_path / "other").mkdir()
+    with pytest.raises(FileExistsError):
+        est.save(tmp_path / "other")
+
+
+def test_partial_fit_twice_equals_fit_on_concatenation(bars):
+    X, _ = bars
+    X1, X2 = X.rows(0, 150), X.rows(150, 300)
+    kw = dict(prior=NGGP(1.0, 0.5, 1.0), obs=Multinomial(beta=8.0), random_state=0)
+    one = BNPMixture(batch_size=150, **kw).fit(X)
+    two = BNPMixture(**kw).partial_fit(X1).partial_fit(X2)
+    for f in one.stats_.arrays:
+        np.testing.assert_array_equal(one.stats_[f], two.stats_[f])
+    assert one.U_ == two.U_ and two.n_rows_seen_ == 300 and len(two.history_) == 2
+    assert np.array_equal(two.labels_, one.predict(X2))
+
+
+def test_defaults_and_input_kinds():
+    Xd, _ = make_blobs(60, n_features=2, centers=2, random_state=0)
+    assert isinstance(BNPMixture().fit(Xd).obs_, Gaussian)
+    counts = sp.random(40, 30, density=0.3, random_state=0, format="csr")
+    counts.data = np.ceil(counts.data * 5)
+    est = BNPMixture().fit(counts)
+    assert isinstance(est.obs_, Multinomial) and est.obs_.V == 30 and est.labels_.shape == (40,)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(Xd)
+
+
+def test_parameter_validation():
+    X, _ = make_blobs(20, n_features=2, random_state=0)
+    with pytest.raises(ValueError, match="valid: \\['adf', 'anneal', 'ep', 'gibbs'"):
+        BNPMixture(algorithm="gibbs-typo").fit(X)
+    with pytest.raises(ValueError, match="epsilon"):
+        BNPMixture(prior=NGGP(1.0, 0.5, 1.0), epsilon=0.1).fit(X)
+    with pytest.raises(ValueError, match="needs csr"):
+        BNPMixture(obs=Multinomial()).fit(X)
+    assert BNPMixture(prior=NGGP(1.0, 0.5, 1.0)).fit(X).history_  # ε defaults to max(σ, 0.01)
+    with pytest.raises(AttributeError, match="not fitted"):
+        BNPMixture().predict(X)
+
+
+def test_registry_holds_only_implemented_algorithms():
+    assert {"adf", "ep", "gibbs", "anneal"} <= set(ALGORITHMS)
+    assert not {"ddpm-svm", "ddpm-lr"} & set(ALGORITHMS)   # registered only once implemented
+    est = BNPMixture(prior=DP(2.0), obs=Multinomial(beta=2.0), n_iter=3, epsilon=0.05)
+    copy = clone(est)
+    assert copy.get_params(deep=False) == est.get_params(deep=False) and not hasattr(copy, "stats_")
