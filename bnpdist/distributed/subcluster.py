@@ -1,0 +1,198 @@
+"""The exact sub-cluster split/merge sampler on Dask (Chang & Fisher 2013; math in
+:mod:`bnpdist.inference.subcluster`).
+
+One iteration, with the global state (per-cluster statistics, prior, U) on the driver:
+
+1. driver: U | z (NGGP slice step) and the prior's hyperparameters (``prior.resample``:
+   Escobar & West for a DP with ``alpha_prior``); weights w_k and parameters θ_k;
+2. *Gibbs pass*: every partition applies the previous relabel map, draws z'_i ∝ w_k F(x_i|θ_k)
+   and returns the statistics of its current and proposed labels; the driver accepts blocks
+   in partition order;
+3. driver groups clusters into units and launches their sub-clusters; ``launch_scans + 1``
+   *scan passes*: every row draws a sub-label ∝ π̄_h F(x_i|θ̄_h) of its unit; partitions
+   return the sides' statistics and the launch's log probabilities; the driver refines;
+4. driver: split/merge Metropolis–Hastings on the final scan; the relabel map (cluster, side)
+   → new cluster is applied by the next Gibbs pass.
+
+Labels never leave the workers except when a snapshot asks for them: each pass's result
+(labels, summary) stays a task result with lineage, and the next pass takes it as input.
+Partition streams are ``partition_seed(seed, pass, partition)``; the driver draws from its own
+stream of the same seed; partition summaries are summed on the driver in partition order.  A
+run therefore depends on the seed and the partitioning only, not on the number of workers.
+"""
+from __future__ import annotations
+
+import operator
+import time
+from typing import Iterator
+
+import numpy as np
+from dask.base import tokenize
+
+from ..data.blocks import n_rows
+from ..inference import subcluster as sc
+from ..inference.gibbs import log_partition_joint
+from ..inference.labels import remap_labels
+from ..inference.snapshot import Snapshot
+from ..kernels.subcluster import draw_rows, unit_logq
+from ..obs.draws import loglik, sample_params
+from .dataset import DistData
+from .seeds import resolve_seed
+
+#: spawn key of the driver's random stream (partition streams use (pass, partition))
+DRIVER_KEY = (2**32 - 1,)
+
+
+# --- partition tasks -------------------------------------------------------------------------
+def _start_task(block, seed, labels, family, K):
+    """Initial state (labels, side 0) and the statistics of the labels."""
+    return (labels, np.zeros_like(labels)), family.stats_hard(block, labels, K)
+
+
+def _gibbs_task(block, seed, prev, relabel, family, params, logw):
+    """Relabel, then z'_i ∝ w_k F(x_i | θ_k); returns ((z, z'), (stats of z, stats of z'))."""
+    z = relabel[prev[0][0], prev[0][1]]
+    K, n = len(logw), n_rows(block)
+    ll = loglik(family, block, params, np.arange(K)[None, :])
+    ll += logw
+    zp = np.empty(n, dtype=np.int64)
+    draw_rows(ll, np.random.default_rng(seed).random(n), zp)
+    return (z, zp), (family.stats_hard(block, z, K), family.stats_hard(block, zp, K))
+
+
+def _scan_task(block, seed, prev, pick, keep, unit_of, side, family, params, logpi):
+    """Sub-labels b_i ∝ π̄_{u,h} F(x_i | θ̄_{u,h}) in the unit u of z_i = keep[prev[pick]]
+    (``keep`` renumbers the live clusters); returns ((z, b), (statistics of the 2U sides,
+    launch log probabilities (U, 2)))."""
+    z = keep[prev[0][pick]]
+    n, nU = n_rows(block), len(logpi)
+    unit = unit_of[z]
+    ll = loglik(family, block, params, np.stack([2 * unit, 2 * unit + 1], axis=1))
+    ll += logpi[unit]
+    b = np.empty(n, dtype=np.int64)
+    draw_rows(ll, np.random.default_rng(seed).random(n), b)
+    logq = np.zeros((nU, 2))
+    unit_logq(ll, np.where(side[z] >= 0, side[z], b), unit, logq)
+    return (z, b), (family.stats_hard(block, 2 * unit + b, 2 * nU), logq)
+
+
+# --- engine helpers --------------------------------------------------------------------------
+def _per_partition(data: DistData, items) -> DistData:
+    """Task results (or values) as an argument partitioned like ``data``."""
+    items = tuple(items)
+    token = tokenize([f.key if hasattr(f, "key") else f for f in items])
+    return DistData(items, "state", 0, data.n_rows, token)
+
+
+def _summaries(engine, results: list) -> list:
+    """The second element of every partition's result, in partition order (labels stay put)."""
+    if not hasattr(engine, "client"):
+        return [r[1] for r in results]
+    return engine.client.gather([engine.client.submit(operator.itemgetter(1), f) for f in results])
+
+
+def _labels(engine, results: list, relabel: np.ndarray) -> np.ndarray:
+    states = ([r[0] for r in results] if not hasattr(engine, "client") else
+              engine.client.gather([engine.client.submit(operator.itemgetter(0), f) for f in results]))
+    return np.concatenate([relabel[z, b] for z, b in states])
+
+
+def _total(parts: list):
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + p
+    return out
+
+
+# --- driver ----------------------------------------------------------------------------------
+def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=None,
+                   init_labels=None, launch_scans: int = 2, warmup: int = 0,
+                   labels_every: bool = False) -> Iterator[Snapshot]:
+    """Run the exact sub-cluster sampler; yield one :class:`Snapshot` per iteration.
+
+    Parameters
+    ----------
+    engine : :class:`~bnpdist.distributed.Engine` or ``InProcess``
+    data : a DistData, or anything ``engine.partitions`` takes
+    family : a *resolved* observation family; prior : ``DP`` or ``NGGP``
+    n_iter : iterations (each: one Gibbs pass, ``launch_scans + 1`` scan passes)
+    random_state : int seed (None: fresh entropy)
+    init_labels : (n,) initial labels (any integers ≥ 0); default: one cluster
+    launch_scans : sub-cluster Gibbs scans before the final scan of each launch
+    warmup : first iterations run the (inexact) warm-up kernel, see
+        :mod:`bnpdist.inference.subcluster`; ``Snapshot.info["exact"]`` tells which
+    labels_every : labels in every snapshot (else only in the last one)
+
+    Snapshots carry the statistics, prior, U, the labels remapped to 0..K−1 by first
+    appearance, and ``objective`` = log p(x, z) (DP) or log p(x, z, U) (NGGP).
+    """
+    if int(n_iter) < 1 or int(launch_scans) < 0:
+        raise ValueError("n_iter must be >= 1 and launch_scans >= 0")
+    data = engine.partitions(data)
+    seed = resolve_seed(random_state)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=DRIVER_KEY))
+    off = data.offsets
+    z0 = (np.zeros(data.n_total, dtype=np.int64) if init_labels is None
+          else remap_labels(np.asarray(init_labels))[0])
+    if z0.shape != (data.n_total,) or np.any(z0 < 0):
+        raise ValueError(f"init_labels must be {data.n_total} non-negative integers")
+    K = int(z0.max()) + 1
+    init = _per_partition(data, [z0[a:b] for a, b in zip(off[:-1], off[1:])])
+    results = engine.map(_start_task, data, init, family, K, key="sc-start")
+    stats = _total(_summaries(engine, results))
+    relabel = np.repeat(np.arange(K), 2).reshape(K, 2)
+    n = data.n_total
+    U = prior.sample_u(rng, 0.0, n, K)
+    passes = launch_scans + 2
+    for it in range(int(n_iter)):
+        tic = time.perf_counter()
+        # 1. hyperparameters
+        U = prior.sample_u(rng, U, n, stats.K)
+        prior = prior.resample(rng, n, stats.K, U, stats.n)
+        # 2. restricted Gibbs pass
+        logw = sc.log_weights(rng, stats.n, prior.sigma)
+        params = sample_params(family, stats, rng)
+        results = engine.map(_gibbs_task, data, _per_partition(data, results), relabel, family,
+                             params, logw, seed=seed, pass_id=it * passes, key="sc-gibbs")
+        pairs = _summaries(engine, results)
+        exact = it >= warmup
+        accept = (sc.accept_blocks(np.array([c.n for c, _ in pairs]), np.array([p.n for _, p in pairs]))
+                  if exact else np.ones(len(pairs), dtype=bool))
+        stats = _total([p if a else c for (c, p), a in zip(pairs, accept)])
+        live = stats.n > 0.5
+        keep = np.cumsum(live) - 1
+        stats = stats.take(live)
+        pick = _per_partition(data, [int(a) for a in accept])
+        # 3. launches and scan passes
+        units = sc.draw_units(rng, stats.K)
+        unit_of, side = sc.unit_maps(units, stats.K)
+        sub_params, logpi = sc.launch(family, sc.unit_stats(stats, units), rng)
+        for t in range(launch_scans + 1):
+            results = engine.map(_scan_task, data, _per_partition(data, results), pick, keep,
+                                 unit_of, side, family, sub_params, logpi, seed=seed,
+                                 pass_id=it * passes + 1 + t, key="sc-scan")
+            pick, keep = _per_partition(data, [0] * data.n_partitions), np.arange(stats.K)
+            summ = _summaries(engine, results)
+            sub = _total([s for s, _ in summ])
+            if t < launch_scans:
+                sub_params, logpi = sc.refine(family, sub, rng)
+        logq = _total([q for _, q in summ])
+        # 4. split / merge
+        relabel, stats, n_split, n_merge = sc.split_merge(rng, units, stats, sub, logq, prior, U,
+                                                          family, exact)
+        last = it == int(n_iter) - 1
+        yield _snapshot(engine, results, relabel, stats, prior, U, family, it, n,
+                        labels_every or last, seconds=time.perf_counter() - tic, exact=exact,
+                        accepted_blocks=int(accept.sum()), splits=n_split, merges=n_merge)
+
+
+def _snapshot(engine, results, relabel, stats, prior, U, family, step, n, with_labels, **info):
+    objective = log_partition_joint(prior, stats.n, U) + float(np.sum(family.log_marginal(stats)))
+    labels = None
+    if with_labels:
+        labels, old = remap_labels(_labels(engine, results, relabel))
+        stats = stats.take(old)
+    K = stats.K
+    return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,
+                    objective=objective, rows_seen=n,
+                    info={"n_clusters": K, "EK": float(K), "ek": np.ones(K), "n": n, **info})

@@ -1,0 +1,198 @@
+"""Driver-side math of the exact sub-cluster split/merge sampler (Chang & Fisher 2013).
+
+Target.  Given U (NGGP; the DP has σ = 0 and no U) the partition posterior is a product
+partition model (seed 000, eqs. 5–6; DESIGN §5):
+
+    p(z | U, x) ∝ Π_k g(k),   log g(k) = log a(U+τ)^σ + log Γ(n_k − σ) − log Γ(1 − σ) + log p(x_k)
+
+(the factor (U+τ)^(−n) is common to every partition of the same rows).  One iteration is
+composed of kernels that each leave it invariant:
+
+1. **Restricted Gibbs** (Chang & Fisher §3).  Instantiated weights w_k ~ Gamma(n_k − σ, 1)
+   (the DP's Dir(n_1..n_K, α) up to normalisation; the NGGP's jumps J_k ~ Gamma(n_k − σ, U+τ)
+   given U, James et al. 2009, up to the common rate) and θ_k ~ p(θ | x_k).  Given (w, θ),
+   z ∝ Π_i w_{z_i} F(x_i | θ_{z_i}) on the labellings that keep all K clusters non-empty.
+   Partitions draw z'_i ∝ w_k F(x_i | θ_k) independently; the driver accepts each partition's
+   block in partition order iff no cluster would empty (:func:`accept_blocks`): an
+   independence Metropolis–Hastings step whose acceptance ratio is exactly that indicator.
+   (Letting clusters die here, as the paper does, is not invariant.)
+2. **Split/merge** along sub-clusters.  The clusters are grouped into *units*
+   (:func:`draw_units`): a uniform near-perfect matching, each pair kept with probability ½,
+   otherwise broken into two single units.  Every unit's rows S get their own two sub-clusters
+   ("launch"): parameters drawn from a tempered posterior given the statistics of S, then
+   ``launch_scans`` sub-cluster Gibbs scans (sub-label ∝ π̄_h F(x|θ̄_h); π̄ ~ Dir(n_l+1, n_r+1),
+   θ̄_h ~ p(θ | x_h)), then a final scan.  A single unit proposes splitting along the final
+   sub-labels; a pair proposes merging, and the final scan scores the reverse split.  Because
+   the launch depends on S only, forward and reverse moves share its law (Jain & Neal 2004)
+   and the Hastings ratios are (:func:`log_split_ratio`, :func:`log_merge_ratio`)
+
+       split:  log g(l) + log g(r) − log g(k) − log q({l, r}) + Δ log p(ξ | z)
+       merge:  log g(k∪j) − log g(k) − log g(j) + log q({k, j}) + Δ log p(ξ | z)
+
+   with q the unordered final-scan probability of the labelling (both orientations) and
+   p(ξ | z) the unit grouping's probability (:func:`log_units_prob`).  For the DP,
+   g-ratios reduce to Chang & Fisher's H_split = α Γ(n_l) f(x_l) Γ(n_r) f(x_r)/(Γ(n_k) f(x_k)).
+   Chang & Fisher carry sub-clusters across iterations; their conditional then depends on
+   z through an intractable normaliser, so here they are relaunched every iteration.
+
+Warm-up (``exact=False``): Chang & Fisher's ratios without the launch terms (log q) and
+restricted Gibbs that lets clusters die.  Not invariant, but a fast route to a good state
+(exact merges of an over-split cluster are exponentially rare in n); the chain is exact from
+the first iteration after the warm-up on.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import gammaln
+
+from ..obs.base import SuffStats
+from ..obs.draws import log_gamma_draws, sample_params
+
+LOG2 = math.log(2.0)
+
+
+# --- restricted Gibbs ----------------------------------------------------------------------
+def log_weights(rng: np.random.Generator, counts, sigma: float) -> np.ndarray:
+    """log w_k, w_k ~ Gamma(n_k − σ, 1): instantiated weights up to a common factor."""
+    return log_gamma_draws(rng, np.asarray(counts, dtype=np.float64) - sigma)
+
+
+def accept_blocks(n_cur: np.ndarray, n_prop: np.ndarray) -> np.ndarray:
+    """Accept partition p's proposed labels (in partition order) iff every cluster stays
+    non-empty; ``n_cur``, ``n_prop``: (P, K) counts per partition.  Returns (P,) bools."""
+    total = n_cur.sum(axis=0)
+    out = np.zeros(len(n_cur), dtype=bool)
+    for p in range(len(n_cur)):
+        cand = total - n_cur[p] + n_prop[p]
+        if np.all(cand > 0.5):
+            out[p], total = True, cand
+    return out
+
+
+# --- unit grouping -------------------------------------------------------------------------
+def log_matchings(m: int) -> float:
+    """log of the number of near-perfect matchings of m items, m!/(2^p p!), p = ⌊m/2⌋."""
+    p = m // 2
+    return math.lgamma(m + 1) - p * LOG2 - math.lgamma(p + 1)
+
+
+def log_units_prob(K: int, s: int) -> float:
+    """log p(ξ | z) for a grouping of K clusters with s single units (:func:`draw_units`)."""
+    return -(K // 2) * LOG2 + log_matchings(s) - log_matchings(K)
+
+
+def draw_units(rng: np.random.Generator, K: int) -> list[tuple]:
+    """Uniform near-perfect matching of the K clusters; each pair kept with probability ½."""
+    perm = rng.permutation(K)
+    units = []
+    for j in range(0, K - 1, 2):
+        pair = (int(perm[j]), int(perm[j + 1]))
+        units.extend([pair] if rng.random() < 0.5 else [pair[:1], pair[1:]])
+    if K % 2:
+        units.append((int(perm[-1]),))
+    return units
+
+
+def unit_maps(units: list[tuple], K: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(unit_of (K,), side (K,))``: each cluster's unit, and its side in a pair (−1: single)."""
+    unit_of, side = np.empty(K, dtype=np.int64), np.full(K, -1, dtype=np.int64)
+    for u, members in enumerate(units):
+        unit_of[list(members)] = u
+        if len(members) == 2:
+            side[list(members)] = (0, 1)
+    return unit_of, side
+
+
+def unit_stats(stats: SuffStats, units: list[tuple]) -> SuffStats:
+    """The pooled statistics of each unit's rows."""
+    first = stats.take([m[0] for m in units])
+    pairs = [u for u, m in enumerate(units) if len(m) == 2]
+    if not pairs:
+        return first
+    arrays = {k: v.copy() for k, v in first.arrays.items()}
+    second = stats.take([units[u][1] for u in pairs])
+    for k in arrays:
+        arrays[k][pairs] += second.arrays[k]
+    return SuffStats(stats.family, arrays)
+
+
+# --- launches ------------------------------------------------------------------------------
+def launch(family, ustats: SuffStats, rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
+    """First sub-clusters of each unit: two independent draws from the posterior given the
+    unit's statistics tempered to one row's weight (spread like data points), π̄ = (½, ½).
+    Returns (params for the 2U sub-clusters, sub-cluster 2u + h), log π̄ (U, 2))."""
+    temper = ustats.scale(1.0 / np.maximum(ustats.n, 1.0))
+    params = sample_params(family, temper.take(np.repeat(np.arange(ustats.K), 2)), rng)
+    return params, np.full((ustats.K, 2), -LOG2)
+
+
+def refine(family, sub: SuffStats, rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
+    """One sub-cluster Gibbs update from the sides' statistics (2U): θ̄_h ~ p(θ | x_h),
+    π̄ ~ Dir(n_l + 1, n_r + 1)."""
+    params = sample_params(family, sub, rng)
+    lg = log_gamma_draws(rng, sub.n.reshape(-1, 2) + 1.0)
+    return params, lg - np.logaddexp(lg[:, :1], lg[:, 1:])
+
+
+# --- split / merge -------------------------------------------------------------------------
+def log_cluster_terms(prior, U: float, family, stats: SuffStats) -> np.ndarray:
+    """log g(k) = log a(U+τ)^σ + log Γ(n_k − σ) − log Γ(1 − σ) + log p(x_k), shape (K,)."""
+    s = prior.sigma
+    return (prior.log_new_weight(U) + gammaln(stats.n - s) - math.lgamma(1.0 - s)
+            + family.log_marginal(stats))
+
+
+def log_split_ratio(g_k: float, g_l: float, g_r: float, logq, K: int, s: int) -> float:
+    """log Hastings ratio of splitting one single unit's cluster k into (l, r)."""
+    return (g_l + g_r - g_k - np.logaddexp(logq[0], logq[1])
+            + log_units_prob(K + 1, s - 1) - log_units_prob(K, s))
+
+
+def log_merge_ratio(g_m: float, g_k: float, g_j: float, logq, K: int, s: int) -> float:
+    """log Hastings ratio of merging a pair unit (k, j) into m = k ∪ j."""
+    return (g_m - g_k - g_j + np.logaddexp(logq[0], logq[1])
+            + log_units_prob(K - 1, s + 1) - log_units_prob(K, s))
+
+
+def split_merge(rng, units, stats: SuffStats, sub: SuffStats, logq: np.ndarray, prior,
+                U: float, family, exact: bool = True) -> tuple[np.ndarray, SuffStats, int, int]:
+    """Metropolis–Hastings over the units in order (each move sees the current K and s);
+    ``exact=False``: the warm-up ratios (log q dropped).
+
+    ``sub``: final-scan statistics of the 2U sides; ``logq`` (U, 2) their labelling's log
+    probabilities.  Returns (relabel (K, 2): new label of a row by (cluster, side), the new
+    statistics, splits accepted, merges accepted)."""
+    K, s = stats.K, sum(len(m) == 1 for m in units)   # current K and single units
+    logq = logq if exact else np.full_like(logq, -LOG2)  # logaddexp of the pair: 0
+    left, right = sub.take(np.arange(0, sub.K, 2)), sub.take(np.arange(1, sub.K, 2))
+    merged = left + right
+    g = log_cluster_terms(prior, U, family, stats)
+    gl, gr, gm = (log_cluster_terms(prior, U, family, x) for x in (left, right, merged))
+    pool = stats.concat(left).concat(right).concat(merged)      # indices: K0 + {0, 1, 2}·U + u
+    K0, nU = stats.K, len(units)
+    take, relabel = [], np.empty((K, 2), dtype=np.int64)
+    n_split = n_merge = 0
+    for u, members in enumerate(units):
+        logu = math.log(rng.random())
+        if len(members) == 1:
+            c = members[0]
+            ok = left.n[u] > 0.5 and right.n[u] > 0.5
+            if ok and logu < log_split_ratio(g[c], gl[u], gr[u], logq[u], K, s):
+                relabel[c] = (len(take), len(take) + 1)
+                take += [K0 + u, K0 + nU + u]
+                K, s, n_split = K + 1, s - 1, n_split + 1
+            else:
+                relabel[c] = len(take)
+                take.append(c)
+        else:
+            k, j = members
+            if logu < log_merge_ratio(gm[u], g[k], g[j], logq[u], K, s):
+                relabel[[k, j]] = len(take)
+                take.append(K0 + 2 * nU + u)
+                K, s, n_merge = K - 1, s + 1, n_merge + 1
+            else:
+                relabel[k], relabel[j] = len(take), len(take) + 1
+                take += [k, j]
+    return relabel, pool.take(np.array(take, dtype=np.int64)), n_split, n_merge

@@ -1,0 +1,151 @@
+"""Unit tests of the sub-cluster sampler: kernels against numpy references, parameter draws,
+Hastings ratios against a direct computation, statistics algebra, determinism."""
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import logsumexp
+from scipy.stats import multivariate_normal
+
+from bnpdist.data.blocks import CSRBlock
+from bnpdist.distributed.subcluster import run_subcluster
+from bnpdist.distributed.variational import InProcess
+from bnpdist.inference import subcluster as sc
+from bnpdist.inference.gibbs import log_partition_joint
+from bnpdist.kernels.subcluster import draw_rows, unit_logq
+from bnpdist.obs import Bernoulli, Gaussian, Multinomial
+from bnpdist.obs.draws import loglik, sample_params
+from bnpdist.priors import DP, NGGP
+
+
+def test_draw_rows_matches_inverse_cdf(rng):
+    logits = rng.normal(size=(200, 4)) * 3
+    u = rng.random(200)
+    out = np.empty(200, dtype=np.int64)
+    draw_rows(logits, u, out)
+    p = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+    np.testing.assert_array_equal(out, (np.cumsum(p, axis=1) <= u[:, None]).sum(axis=1))
+
+
+def test_unit_logq_matches_reference(rng):
+    logits, ref, unit = rng.normal(size=(50, 2)), rng.integers(0, 2, 50), rng.integers(0, 3, 50)
+    out = np.zeros((3, 2))
+    unit_logq(logits, ref, unit, out)
+    lp = logits - logsumexp(logits, axis=1, keepdims=True)
+    for u in range(3):
+        m = unit == u
+        assert out[u, 0] == pytest.approx(lp[m, ref[m]].sum())
+        assert out[u, 1] == pytest.approx(lp[m, 1 - ref[m]].sum())
+
+
+def test_gaussian_loglik_and_draw_moments(rng):
+    fam = Gaussian(np.zeros(2), 1.0, 5.0, np.eye(2))
+    X = rng.normal(size=(40, 2)) + 3.0
+    stats = fam.stats_hard(X, np.repeat([0, 1], 20), 2)
+    mean, Ct, cst = params = sample_params(fam, stats, rng)
+    ll = loglik(fam, X, params, np.array([[0, 1]]))
+    for k in range(2):
+        cov = np.linalg.inv(Ct[k].T @ Ct[k])
+        np.testing.assert_allclose(ll[:, k], multivariate_normal(mean[k], cov).logpdf(X), rtol=1e-9)
+    draws = [sample_params(fam, stats, rng) for _ in range(4000)]
+    prec = np.mean([np.swapaxes(d[1], 1, 2) @ d[1] for d in draws], axis=0)
+    _, nun, mun, Ln = fam._posterior(stats)
+    np.testing.assert_allclose(prec, nun[:, None, None] * np.linalg.inv(Ln), rtol=0.05)
+    np.testing.assert_allclose(np.mean([d[0] for d in draws], axis=0), mun, atol=0.05)
+
+
+def test_multinomial_and_bernoulli_loglik(rng):
+    C = rng.integers(0, 3, size=(30, 6)).astype(float)
+    mult = Multinomial(2.0, V=6)
+    stats = mult.stats_hard(CSRBlock.from_scipy(sp.csr_matrix(C)), np.arange(30) % 3, 3)
+    params = sample_params(mult, stats, rng)
+    ll = loglik(mult, CSRBlock.from_scipy(sp.csr_matrix(C)), params, np.array([[2, 0]]))
+    np.testing.assert_allclose(ll, C @ params[0][:, [2, 0]])
+    np.testing.assert_allclose(np.exp(params[0]).sum(axis=0), 1.0)
+    B = (rng.random((30, 5)) < 0.4).astype(float)
+    bern = Bernoulli(0.5, 0.5, d=5)
+    D, S0 = params = sample_params(bern, bern.stats_hard(B, np.arange(30) % 2, 2), rng)
+    sel = rng.integers(0, 2, size=(30, 2))
+    ll = loglik(bern, B, params, sel)
+    np.testing.assert_allclose(ll, S0[sel] + np.einsum("il,lij->ij", B, D[:, sel]))
+
+
+def _log_post(prior, fam, X, z, U):
+    """log p(x, z | U) up to a constant: the slow direct computation."""
+    K = z.max() + 1
+    stats = fam.stats_hard(X, z, K)
+    return log_partition_joint(prior, stats.n, U) + fam.log_marginal(stats).sum()
+
+
+@pytest.mark.parametrize("prior", [DP(0.7), NGGP(1.3, 0.5, 1.0)])
+def test_split_merge_ratios_match_direct_computation(prior, rng):
+    fam = Gaussian(np.zeros(2), 1.0, 4.0, np.eye(2))
+    X = rng.normal(size=(12, 2))
+    z = np.array([0] * 7 + [1] * 5)                 # clusters 0 and 1
+    b = rng.integers(0, 2, 12)
+    b[0], b[1] = 0, 1
+    zs = np.where((z == 0) & (b == 1), 2, z)        # cluster 0 split into (0, 2)
+    U, logq = 0.8, np.array([-3.0, -4.5])
+    stats, split = fam.stats_hard(X, z, 2), fam.stats_hard(X, zs, 3)
+    g = sc.log_cluster_terms(prior, U, fam, stats)
+    gs = sc.log_cluster_terms(prior, U, fam, split)
+    K, s = 2, 2                                     # two single units
+    direct = (_log_post(prior, fam, X, zs, U) - _log_post(prior, fam, X, z, U)
+              - np.logaddexp(*logq) + sc.log_units_prob(3, 1) - sc.log_units_prob(2, 2))
+    assert sc.log_split_ratio(g[0], gs[0], gs[2], logq, K, s) == pytest.approx(direct, rel=1e-9)
+    back = sc.log_merge_ratio(g[0], gs[0], gs[2], logq, 3, 1)
+    assert back == pytest.approx(-direct, rel=1e-9)
+
+
+def test_units_probability_is_normalised(rng):
+    """p(ξ | z) summed over the distinct groupings is 1 (K = 5), and matches draw frequencies."""
+    K = 5
+    counts = {}
+    for _ in range(20000):
+        key = tuple(sorted(tuple(sorted(u)) for u in sc.draw_units(rng, K)))
+        counts[key] = counts.get(key, 0) + 1
+    probs = {k: math.exp(sc.log_units_prob(K, sum(len(u) == 1 for u in k))) for k in counts}
+    assert sum(probs.values()) == pytest.approx(1.0)
+    for k, c in counts.items():
+        assert c / 20000 == pytest.approx(probs[k], abs=0.01)
+
+
+def test_accept_blocks_never_empties_a_cluster():
+    cur = np.array([[2, 0, 1], [1, 1, 0]])
+    prop = np.array([[0, 3, 0], [0, 1, 1]])
+    assert sc.accept_blocks(cur, prop).tolist() == [False, True]
+
+
+def _blobs(n=300, seed=0):
+    r = np.random.default_rng(seed)
+    y = r.integers(0, 3, n)
+    return r.normal(size=(n, 2)) + np.array([[0, 0], [6, 0], [0, 6]])[y], y
+
+
+def test_sub_stats_sum_to_cluster_stats_and_labels_match_stats():
+    X, _ = _blobs()
+    fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
+    eng = InProcess()
+    for snap in run_subcluster(eng, eng.partitions(X, n_partitions=3), fam, DP(1.0), n_iter=6,
+                               random_state=1, labels_every=True):
+        assert snap.stats.allclose(fam.stats_hard(X, snap.labels, snap.stats.K), rtol=1e-8, atol=1e-8)
+    units = sc.draw_units(np.random.default_rng(0), snap.stats.K)
+    pooled = sc.unit_stats(snap.stats, units)
+    assert pooled.sum().allclose(snap.stats.sum())
+
+
+def test_same_seed_same_result_on_one_and_two_workers():
+    from bnpdist.distributed import Engine
+    X, _ = _blobs(200)
+    fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
+    runs = []
+    with Engine(n_workers=1, processes=False, dashboard=False) as e1, \
+            Engine(n_workers=2, processes=False, dashboard=False) as e2:
+        for eng in (InProcess(), e1, e2):
+            snaps = list(run_subcluster(eng, eng.partitions(X, n_partitions=2), fam, NGGP(1.0, 0.5, 1.0),
+                                        n_iter=4, random_state=5, launch_scans=1))
+            runs.append((snaps[-1].labels, snaps[-1].stats, snaps[-1].U))
+    for labels, stats, U in runs[1:]:
+        np.testing.assert_array_equal(labels, runs[0][0])
+        assert stats.allclose(runs[0][1], rtol=0, atol=0) and U == runs[0][2]
