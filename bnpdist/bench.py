@@ -1,38 +1,78 @@
 """Benchmarks printed by ``bnpdist bench`` and the ``jobs/bench_*.py`` scripts.
 
-Every speed is reported next to a bound measured in the same run on the same rows, so the
-numbers mean the same on any machine: the time of one sparse × dense product X·W with W of
-shape (V, K) (:mod:`bnpdist.kernels.spmm`, and scipy's for reference).
+Entry points (``bnpdist bench`` calls :func:`main_table`):
+
+* ``main_table(what, n_docs) -> str`` — a Markdown table of the measurements named in ``what``:
+  ``"product"`` (X·W, numba and scipy), ``"adf"``, ``"ep"`` (:func:`adf_ep_benchmark`, one
+  process, ``n_docs`` rows), ``"read"`` (:func:`read_benchmark`) and ``"scale"``
+  (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster).
+* :func:`adf_ep_benchmark`, :func:`scaling_benchmark`, :func:`read_benchmark`,
+  :func:`product_bounds` return :class:`Row` objects; :func:`table` formats them and
+  :func:`write_section` puts a table into a Markdown file (``docs/BENCHMARKS.md``).
+
+Every speed is reported next to a bound measured in the same run on the same rows: the time of
+one sparse × dense product X·W with W of shape (V, K) at the fitted K (:mod:`bnpdist.kernels.spmm`,
+and scipy's for reference), so the ratios mean the same on any machine.  Single-process times
+are process CPU seconds (what one core spends, hardly affected by other processes queueing for
+the cores) next to wall seconds; ratios use CPU seconds, each measurement the best of a few.
 """
 from __future__ import annotations
 
 import os
+import re
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+
+#: what main_table can measure
+WHAT = ("product", "adf", "ep", "read", "scale")
+#: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
+BETA_PER_WORD = 0.01
+EPSILON = 0.01
 
 
 @dataclass
 class Row:
+    """One measurement: wall ``seconds``, process ``cpu`` seconds (if measured), details."""
+
     name: str
     seconds: float
     extra: dict = field(default_factory=dict)
+    cpu: float | None = None
+
+    @property
+    def best(self) -> float:
+        """CPU seconds when measured, else wall seconds."""
+        return self.seconds if self.cpu is None else self.cpu
 
     def line(self, bound: float | None = None) -> str:
-        ratio = f"  {self.seconds / bound:7.2f}× bound" if bound else ""
+        ratio = f"  {self.best / bound:7.2f}× bound" if bound else ""
         extra = "  ".join(f"{k}={v}" for k, v in self.extra.items())
         return f"{self.name:<44s} {self.seconds:9.3f} s{ratio}  {extra}"
 
 
+def _clock():
+    return time.perf_counter(), time.process_time()
+
+
+def _since(t0) -> tuple[float, float]:
+    return time.perf_counter() - t0[0], time.process_time() - t0[1]
+
+
 def _timed(fn, repeat=3):
-    best = np.inf
+    """Best wall and best CPU seconds of ``repeat`` calls, and the last result."""
+    wall = cpu = np.inf
     out = None
     for _ in range(repeat):
-        t = time.perf_counter()
+        t0 = _clock()
         out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+        w, c = _since(t0)
+        wall, cpu = min(wall, w), min(cpu, c)
+    return wall, cpu, out
 
 
 def product_bounds(blocks, K: int, seed: int = 0) -> dict[str, Row]:
@@ -43,11 +83,161 @@ def product_bounds(blocks, K: int, seed: int = 0) -> dict[str, Row]:
     csr_dense_product(blocks[0].rows(0, 1), W)   # compile outside the timing
     mats = [b.to_scipy() for b in blocks]
     nnz = sum(b.nnz for b in blocks)
-    t_nb, _ = _timed(lambda: [csr_dense_product(b, W) for b in blocks])
-    t_sp, _ = _timed(lambda: [m @ W for m in mats])
+    t_nb, c_nb, _ = _timed(lambda: [csr_dense_product(b, W) for b in blocks])
+    t_sp, c_sp, _ = _timed(lambda: [m @ W for m in mats])
     gf = lambda t: f"{2 * nnz * K / t / 1e9:.2f}"
-    return {"numba": Row(f"X·W numba (nnz={nnz:,}, K={K})", t_nb, {"GFLOP/s": gf(t_nb)}),
-            "scipy": Row(f"X·W scipy (nnz={nnz:,}, K={K})", t_sp, {"GFLOP/s": gf(t_sp)})}
+    return {"numba": Row(f"X·W numba (nnz={nnz:,}, K={K})", t_nb, {"GFLOP/s": gf(c_nb)}, c_nb),
+            "scipy": Row(f"X·W scipy (nnz={nnz:,}, K={K})", t_sp, {"GFLOP/s": gf(c_sp)}, c_sp)}
+
+
+def nyt_family(V: int):
+    """The benchmark's observation model for vocabulary size V."""
+    from .obs import Multinomial
+    from .obs.base import DataSummary
+    return Multinomial(beta=BETA_PER_WORD * V).resolve(DataSummary(0, V, "csr"))
+
+
+def _ep_phases(X, family, prior, ep_passes: int, seed: int):
+    """One single-stream fit (ε = 0.01, merges at gain > 0): ``(adf, [ep passes], state, resp)``
+    with each phase's (wall, cpu) seconds, merge stage included."""
+    from .inference.ep import ep_stream
+    it = ep_stream(family, prior, X, epsilon=EPSILON, merge_threshold=0.0, n_iter=1 + ep_passes,
+                   tol=0.0, seed=seed)
+    times = []
+    while True:
+        t0 = _clock()
+        try:
+            _, state, resp = next(it)
+        except StopIteration:
+            break
+        times.append(_since(t0))
+    return times[0], times[1:], state, resp
+
+
+def _scans(X, family, prior, state, resp, repeat: int):
+    """Best (wall, cpu) of the ADF scan from scratch and of an EP scan from ``state`` (no merges)."""
+    from .inference.adf import adf_partition
+    from .inference.ep import ep_partition
+    from .inference.merge import VarState
+    adf = _timed(lambda: adf_partition(X, family, prior, VarState.empty(family), epsilon=EPSILON,
+                                       full=True, record=True), repeat)
+    ep = _timed(lambda: ep_partition(X, family, prior, state, resp, epsilon=EPSILON, full=True,
+                                     rng=np.random.default_rng(0)), repeat)
+    return adf[:2], ep[:2]
+
+
+def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 2,
+                     vocab_size: int = 7841, n_clusters: int = 100, seed: int = 0, X=None) -> list[Row]:
+    """ADF docs/s per core and seconds per EP pass on the NYT-shaped corpus, in one process.
+
+    ``X`` (a CSRBlock) or ``make_nyt_like(n_docs, vocab_size, n_clusters, seed)``; DP(1) prior,
+    :func:`nyt_family`, ε = 0.01.  A fit (one ADF pass, ``ep_passes`` EP passes, each followed
+    by the merge stage), then the scans alone (ADF from scratch, EP from the fitted state), best
+    of ``repeat``; all compared with X·W at the fitted K over the same rows.
+    Returns rows: X·W numba, X·W scipy, ADF scan, ADF pass, EP scan, EP pass.
+    """
+    from .data.synthetic import make_nyt_like
+    from .priors import DP
+    if X is None:
+        X = make_nyt_like(n_docs, vocab_size=vocab_size, n_clusters=n_clusters, seed=seed)[0]
+    family, prior, n = nyt_family(X.n_cols), DP(1.0), X.n_rows
+    _ep_phases(X.rows(0, min(n, 200)), family, prior, 1, seed)   # compile / load the kernels
+    adf, passes, state, resp = _ep_phases(X, family, prior, ep_passes, seed)
+    ep = min(passes, key=lambda t: t[1])
+    adf_scan, ep_scan = _scans(X, family, prior, state, resp, repeat)
+    K = state.stats.K
+    bounds = product_bounds([X], K)
+    nb, sp = bounds["numba"].cpu, bounds["scipy"].cpu
+    bounds["scipy"].extra["×X·W numba"] = f"{sp / nb:.2f}"
+
+    def row(name, t, **extra):
+        return Row(f"{name}, {n:,} docs", t[0], {**extra, "×X·W numba": f"{t[1] / nb:.2f}",
+                                                 "×X·W scipy": f"{t[1] / sp:.2f}"}, t[1])
+    per_core = lambda t: {"docs/s per core": f"{n / t[1]:,.0f}"}
+    return [bounds["numba"], bounds["scipy"],
+            row("ADF scan", adf_scan, **per_core(adf_scan)),
+            row("ADF pass + merge stage", adf, **per_core(adf)),
+            row("EP scan", ep_scan),
+            row(f"EP pass + merge stage (best of {len(passes)})", ep, K=K)]
+
+
+class PeakMemory:
+    """Peak of the summed resident memory of this process and all its descendants, sampled
+    every ``interval`` seconds in a thread (``with PeakMemory() as m: ...; m.peak`` bytes)."""
+
+    def __init__(self, interval: float = 0.1):
+        self.interval, self.peak = interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> int:
+        import psutil
+        me = psutil.Process()
+        total = 0
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:   # a process that just exited
+                pass
+        self.peak = max(self.peak, total)
+        return total
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> "PeakMemory":
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+
+def _corpus(folder: Path, n_docs: int, row_group_size: int) -> Path:
+    """The NYT-shaped corpus of ``n_docs`` rows as Parquet in ``folder`` (written once)."""
+    from .data.synthetic import write_nyt_like
+    part = folder / "part-0.parquet"
+    if not part.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        write_nyt_like(part, n_docs, row_group_size=row_group_size)
+    return folder
+
+
+def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: int = 2,
+                      folder=None, seed: int = 0) -> list[Row]:
+    """One ADF pass plus ``ep_passes`` EP passes over ``n_docs`` NYT-shaped documents, written
+    as Parquet (``folder``, default a temporary one; 2 row groups per worker) and read by the
+    workers of a local Dask cluster of ``n_workers`` single-threaded processes.
+
+    Rows: writing the corpus, the fit (wall seconds, peak resident memory of this process and
+    its workers, K, per-phase seconds).  The fit includes reading the partitions and the final
+    labelling pass.
+    """
+    from .distributed import Engine
+    from .mixture import BNPMixture
+    from .priors import DP
+    with tempfile.TemporaryDirectory(prefix="bnpdist-bench-") as tmp:
+        folder = Path(folder or tmp) / f"nyt-{n_docs}"
+        t0 = _clock()
+        path = _corpus(folder, n_docs, max(1000, -(-n_docs // (2 * n_workers))))
+        write = Row(f"write {n_docs:,} docs as Parquet", _since(t0)[0])
+        with Engine(n_workers=n_workers, threads_per_worker=1, processes=True,
+                    dashboard=False) as engine, PeakMemory() as mem:
+            est = BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep",
+                             n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON,
+                             hyperparameters="fixed", random_state=seed, client=engine.client)
+            t0 = _clock()
+            est.fit(str(path))
+            wall = _since(t0)[0]
+    phases = [round(h["seconds"], 1) for h in est.history_]
+    fit = Row(f"ADF + {ep_passes} EP passes, {n_docs:,} docs, {n_workers} workers", wall,
+              {"peak_MB": f"{mem.peak / 2**20:,.0f}", "K": est.n_clusters_,
+               "phase_s": "/".join(map(str, phases))})
+    return [write, fit]
 
 
 def read_benchmark(path, engine) -> Row:
@@ -63,3 +253,61 @@ def read_benchmark(path, engine) -> Row:
     return Row(f"read {data.n_total:,} docs into {data.n_partitions} partitions", seconds,
                {"parquet_MB": f"{disk / 1e6:.0f}", "in_memory_MB": f"{nbytes / 1e6:.0f}",
                 "GB/s(in-memory)": f"{nbytes / 1e9 / seconds:.2f}"})
+
+
+def _import_readers():
+    import bnpdist.data  # noqa: F401
+
+
+def read_corpus_benchmark(n_docs: int, *, n_workers: int = 2, folder=None) -> list[Row]:
+    """:func:`read_benchmark` on an NYT-shaped Parquet corpus of ``n_docs`` rows (written first,
+    row groups of 10,000) with a local cluster of ``n_workers`` single-threaded processes."""
+    from .distributed import Engine
+    with tempfile.TemporaryDirectory(prefix="bnpdist-bench-") as tmp:
+        path = _corpus(Path(folder or tmp) / f"nyt-{n_docs}", n_docs, 10_000)
+        with Engine(n_workers=n_workers, threads_per_worker=1, processes=True,
+                    dashboard=False) as engine:
+            engine.client.run(_import_readers)   # worker start-up is not reading
+            return [read_benchmark(str(path), engine)]
+
+
+def table(rows: list[Row]) -> str:
+    """Rows as a Markdown table (wall and CPU seconds, details)."""
+    out = ["| measurement | wall s | CPU s | details |", "|---|---:|---:|---|"]
+    for r in rows:
+        cpu = "" if r.cpu is None else f"{r.cpu:.3f}"
+        extra = ", ".join(f"{k} {v}" for k, v in r.extra.items())
+        out.append(f"| {r.name} | {r.seconds:.3f} | {cpu} | {extra} |")
+    return "\n".join(out)
+
+
+def main_table(what: list[str], n_docs: int) -> str:
+    """The Markdown table of the measurements named in ``what`` (see :data:`WHAT`) on
+    ``n_docs`` NYT-shaped documents."""
+    unknown = sorted(set(what) - set(WHAT))
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {unknown}; choose from {', '.join(WHAT)}")
+    rows: list[Row] = []
+    if {"product", "adf", "ep"} & set(what):
+        bounds, scipy_, adf_scan, adf, ep_scan, ep = adf_ep_benchmark(n_docs)
+        keep = {"product": [bounds, scipy_], "adf": [adf_scan, adf], "ep": [ep_scan, ep]}
+        rows += [r for w in ("product", "adf", "ep") if w in what for r in keep[w]]
+        if "product" not in what:
+            rows.insert(0, bounds)
+    if "read" in what:
+        rows += read_corpus_benchmark(n_docs)
+    if "scale" in what:
+        rows += scaling_benchmark(n_docs)
+    return table(rows)
+
+
+def write_section(path, name: str, text: str) -> None:
+    """Replace (or append) the section between ``<!-- bench:name -->`` markers of a Markdown file."""
+    path = Path(path)
+    begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{begin}\n{text.strip()}\n{end}"
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    new = pattern.sub(lambda _: block, old) if pattern.search(old) else old.rstrip() + "\n\n" + block + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(new)

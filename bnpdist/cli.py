@@ -1,13 +1,14 @@
 """The ``bnpdist`` command line (also ``python -m bnpdist``).
 
 Every subcommand accepts ``--scheduler ADDRESS`` (an existing Dask cluster; a scheduler file
-path also works) or ``--local`` (the default: an in-process LocalCluster on 127.0.0.1), and
-``--config FILE`` (YAML; keys are flag names with dashes or underscores, e.g. ``n-iter: 5``).
-Bad input exits with status 2 before any work starts and writes nothing.
+path also works) or ``--local`` (the default: an in-process LocalCluster on 127.0.0.1), TLS
+credentials, and ``--config FILE`` (YAML; keys are flag names with dashes or underscores, e.g.
+``n-iter: 5``). Bad input exits with status 2 before any work starts and writes nothing.
+The work itself lives in :mod:`bnpdist.ops` (jobs) and :mod:`bnpdist.report`.
 """
 from __future__ import annotations
 
-import json
+import logging
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import click
 from .data.errors import CorpusError
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
+CLUSTER_KEYS = ("scheduler", "local", "n_workers", "tls_ca", "tls_cert", "tls_key")
 
 
 def _load_config(ctx, _param, value):
@@ -34,55 +36,147 @@ def _load_config(ctx, _param, value):
 
 
 def cluster_options(f):
-    """--scheduler/--local/--n-workers/TLS/--config, shared by every subcommand."""
+    """--config/--scheduler/--local/--n-workers/TLS, shared by every subcommand."""
     opts = [
         click.option("--config", type=click.Path(dir_okay=False), callback=_load_config,
                      is_eager=True, expose_value=False,
                      help="YAML file whose keys set any flag of this command (flags given on the line win)."),
         click.option("--scheduler", default=None, metavar="ADDRESS",
                      help="Dask scheduler address (tcp://host:8786, tls://...) or scheduler-file path. "
-                          "Default: start an in-process LocalCluster."),
+                          "Default: $DASK_SCHEDULER_ADDRESS if set, else an in-process LocalCluster."),
         click.option("--local", "local", is_flag=True, default=False,
-                     help="Use an in-process LocalCluster on 127.0.0.1 (the default when --scheduler is not given)."),
+                     help="Use an in-process LocalCluster on 127.0.0.1 (the default when no scheduler is given)."),
         click.option("--n-workers", type=int, default=None, show_default="CPU count",
                      help="Workers of the local cluster."),
         click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), default=None,
-                     help="TLS CA certificate file (with --tls-cert/--tls-key: connect over TLS)."),
+                     help="TLS CA certificate file (with --tls-cert/--tls-key: connect over TLS).  [default: none]"),
         click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
-                     help="TLS client certificate file."),
+                     help="TLS client certificate file.  [default: none]"),
         click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None,
-                     help="TLS client private key file."),
+                     help="TLS client private key file.  [default: none]"),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
 
 
+def tls_security(tls_ca, tls_cert, tls_key):
+    """A ``distributed.Security`` requiring TLS from the three files, or None if none given."""
+    if not (tls_ca or tls_cert or tls_key):
+        return None
+    if not (tls_ca and tls_cert and tls_key):
+        raise click.UsageError("--tls-ca, --tls-cert and --tls-key must be given together")
+    from distributed import Security
+    return Security(tls_ca_file=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key,
+                    tls_scheduler_cert=tls_cert, tls_scheduler_key=tls_key,
+                    tls_worker_cert=tls_cert, tls_worker_key=tls_key, require_encryption=True)
+
+
 def open_engine(scheduler, local, n_workers, tls_ca, tls_cert, tls_key, quiet=False):
-    """Start or connect the Dask engine and print the dashboard address."""
+    """Start or connect the Dask engine and print the dashboard address (stderr)."""
     from .distributed import Engine
-    security = None
-    if tls_ca or tls_cert or tls_key:
-        if not (tls_ca and tls_cert and tls_key):
-            raise click.UsageError("--tls-ca, --tls-cert and --tls-key must be given together")
-        from distributed import Security
-        security = Security(tls_ca_file=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key,
-                            require_encryption=True)
     if scheduler and local:
         raise click.UsageError("give either --scheduler or --local, not both")
+    security = tls_security(tls_ca, tls_cert, tls_key)
+    if local:
+        import dask
+        dask.config.set({"scheduler-address": None})
     engine = Engine(scheduler=scheduler, n_workers=n_workers, security=security)
     if not quiet:
         click.echo(f"Dask dashboard: {engine.dashboard_link or '(disabled)'}", err=True)
     return engine
 
 
+def _engine(kw: dict, quiet=False):
+    return open_engine(*(kw.pop(k) for k in CLUSTER_KEYS), quiet=quiet)
+
+
+def progress(desc: str, unit: str):
+    """A ``(iterable, total=None) -> iterable`` wrapper drawing a tqdm bar on stderr."""
+    from tqdm import tqdm
+
+    def wrap(iterable, total=None):
+        return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
+                    dynamic_ncols=True)
+    return wrap
+
+
+# --- model flags -------------------------------------------------------------------------
+MODEL_KEYS = ("algorithm", "prior", "alpha", "a", "sigma", "tau", "family", "beta", "kappa0",
+              "nu0", "bern_a", "bern_b", "n_iter", "epsilon", "merge_threshold", "batch_size",
+              "seed", "hyperparameters")
+
+
+def model_options(f):
+    """The flags of a new BNPMixture (prior, family, algorithm and their hyperparameters)."""
+    opts = [
+        click.option("--algorithm", default="ep", show_default=True,
+                     help="adf (one streaming pass) or ep (an ADF pass, then EP passes)."),
+        click.option("--prior", type=click.Choice(["dp", "nggp"]), default="dp", show_default=True,
+                     help="Allocation prior: Dirichlet process or normalized generalized gamma process."),
+        click.option("--alpha", type=float, default=1.0, show_default=True, help="DP concentration."),
+        click.option("--a", "a", type=float, default=1.0, show_default=True, help="NGGP mass a."),
+        click.option("--sigma", type=float, default=0.5, show_default=True,
+                     help="NGGP discount σ in [0, 1) (0.5: normalized inverse Gaussian)."),
+        click.option("--tau", type=float, default=1.0, show_default=True, help="NGGP tilting τ ≥ 0."),
+        click.option("--family", type=click.Choice(["multinomial", "gaussian", "bernoulli"]),
+                     default=None, show_default="multinomial for bag-of-words, gaussian for dense",
+                     help="Observation family."),
+        click.option("--beta", type=float, default=None, show_default="0.1 × vocabulary size",
+                     help="Multinomial: Dirichlet concentration β."),
+        click.option("--kappa0", type=float, default=None, show_default="library default",
+                     help="Gaussian: NIW mean precision κ0."),
+        click.option("--nu0", type=float, default=None, show_default="library default",
+                     help="Gaussian: NIW degrees of freedom ν0."),
+        click.option("--bern-a", type=float, default=1.0, show_default=True, help="Bernoulli: Beta prior a."),
+        click.option("--bern-b", type=float, default=1.0, show_default=True, help="Bernoulli: Beta prior b."),
+        click.option("--n-iter", type=int, default=20, show_default=True,
+                     help="ep: passes in all (the ADF pass included)."),
+        click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01)",
+                     help="New-cluster threshold ε ≥ σ."),
+        click.option("--merge-threshold", type=float, default=0.0, show_default=True,
+                     help="Merge clusters whose marginal-likelihood gain exceeds this (nats)."),
+        click.option("--batch-size", type=int, default=None, show_default="whole partition",
+                     help="ADF rows per partition per synchronisation round."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Random seed."),
+        click.option("--hyperparameters", type=click.Choice(["auto", "fixed"]), default="auto",
+                     show_default=True,
+                     help="auto: choose the hyperparameters left unset (--family, --beta, ...) by "
+                          "held-out log predictive on a subsample (fit only); fixed: data-driven defaults."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _spec(kw: dict):
+    from .ops.estimator import ModelSpec
+    return ModelSpec(**{k: kw.pop(k) for k in MODEL_KEYS})
+
+
+def _build(spec):
+    try:
+        return spec.build()
+    except ValueError as e:
+        raise click.UsageError(str(e))
+
+
+def _logging():
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+
+
+# --- the group ---------------------------------------------------------------------------
 class _Main(click.Group):
     def invoke(self, ctx):
+        from .ops.store import StoreBusy
         try:
             return super().invoke(ctx)
         except CorpusError as e:
             click.echo(f"error: {e}", err=True)
             ctx.exit(2)
+        except (FileExistsError, FileNotFoundError, StoreBusy) as e:
+            raise click.ClickException(str(e))
 
 
 @click.group(cls=_Main, context_settings=CONTEXT)
@@ -94,9 +188,142 @@ def cli():
     Typical use:
       bnpdist generate bars --out data/bars          # synthetic or bundled data as Parquet
       bnpdist fit data/bars --out models/bars        # cluster it (ADF + EP) on a local Dask cluster
+      bnpdist report models/bars --out bars.html     # plots of the fitted model
+      bnpdist stream --watch incoming/ --model models/        # fold in new files, exactly once
+      bnpdist recluster --model models/ --new incoming/       # nightly: ADF + EP, publish latest
       bnpdist demo --out out/demo                    # end-to-end demo on bundled data
     Run `bnpdist COMMAND --help` for the flags of each command.
     """
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("source")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Model folder to write (model.json, arrays.npz, assignments.parquet, manifest.json).")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace an existing model folder (only once the new one is complete).")
+@click.option("--vocab-size", type=int, default=None, show_default="from vocab.txt/vocab.parquet",
+              help="Vocabulary size of bag-of-words data.")
+@click.option("--n-partitions", type=int, default=None, show_default="one per Parquet row group",
+              help="Read the data into this process and split it into N partitions (small data).")
+@model_options
+@cluster_options
+def fit(source, out, force, vocab_size, n_partitions, **kw):
+    """Fit a mixture on SOURCE (Parquet file, folder, glob or URL) and write a model folder.
+
+    The input is validated before any work (bad input: exit 2, nothing written).
+    """
+    from .ops.batch import fit_to_dir
+    est = _build(_spec(kw))
+    if Path(out).exists() and not force:
+        raise click.ClickException(f"{out} exists (use --force to replace it)")
+    with _engine(kw) as engine:
+        fit_to_dir(engine, est, source, out, force=force, vocab_size=vocab_size,
+                   n_partitions=n_partitions, progress=progress("fit", "round"))
+    click.echo(f"{out}: K={est.n_clusters_} clusters, {est.n_rows_seen_} rows")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("model", type=click.Path(file_okay=False))
+@click.argument("source")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Assignments Parquet file to write (id, cluster, probability).")
+@cluster_options
+def predict(model, source, out, **kw):
+    """Assign every row of SOURCE to a cluster of the model in MODEL (a folder or models/latest)."""
+    from .mixture import BNPMixture
+    from .ops.batch import predict_to_file
+    est = BNPMixture.load(model)
+    with _engine(kw) as engine:
+        predict_to_file(engine, est, source, out)
+    click.echo(out)
+
+
+def _store_options(f):
+    for o in reversed([
+        click.option("--model", "model", required=True, type=click.Path(file_okay=False),
+                     help="Model store folder (versions + `latest` link); created if missing."),
+        click.option("--keep", type=int, default=10, show_default=True,
+                     help="Model versions to keep (older ones are deleted)."),
+        click.option("--vocab-size", type=int, default=None, show_default="the model's, else vocab.txt",
+                     help="Vocabulary size of bag-of-words inputs."),
+    ]):
+        f = o(f)
+    return f
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--watch", required=True, metavar="DIR|GLOB",
+              help="Folder (top-level *.parquet) or glob of incoming Parquet files.")
+@_store_options
+@click.option("--once", is_flag=True, default=False,
+              help="Process the files there now and exit (default: keep polling).")
+@click.option("--poll", type=float, default=10.0, show_default=True, help="Seconds between polls.")
+@model_options
+@cluster_options
+def stream(watch, model, keep, vocab_size, once, poll, **kw):
+    """Fold each new Parquet file into the model by ADF, exactly once.
+
+    After each file the model and the manifest of consumed files (path, size, sha256) are
+    published together as a new version of the store and `latest` is switched atomically; a
+    killed stream resumes where `latest` says. Bad files are moved to DIR/quarantine/ with
+    their reason (quarantine/reasons.jsonl). The model flags apply to an empty store only.
+    """
+    from .ops import ModelStore, run_stream
+    _logging()
+    spec = _spec(kw)
+    _build(spec)
+    with _engine(kw) as engine:
+        res = run_stream(ModelStore(model), engine, watch, spec.build, once=once, poll=poll,
+                         keep=keep, vocab_size=vocab_size, progress=progress("stream", "file"))
+    click.echo(f"consumed {len(res.consumed)} file(s), quarantined {len(res.quarantined)}")
+
+
+@cli.command(context_settings=CONTEXT)
+@_store_options
+@click.option("--new", "new", required=True, multiple=True, metavar="DIR|GLOB",
+              help="Folder or glob of new Parquet files (repeatable).")
+@click.option("--ep-passes", type=int, default=10, show_default=True,
+              help="EP passes over the window after the ADF pass (0: ADF fold-in of the new files only).")
+@click.option("--window", type=int, default=None, show_default="all consumed files",
+              help="EP over the last N consumed files only.")
+@model_options
+@cluster_options
+def recluster(model, keep, vocab_size, new, ep_passes, window, **kw):
+    """Nightly job: fold new files into MODEL/latest, refine by EP, publish a new version.
+
+    Writes MODEL/<timestamp>/ (model + manifest) and then switches MODEL/latest atomically.
+    A rerun on the same inputs changes nothing; a failed run leaves `latest` untouched.
+    The model flags apply to an empty store only (later versions keep the first one's).
+    """
+    from .ops import ModelStore, recluster as run
+    _logging()
+    spec = _spec(kw)
+    _build(spec)
+    with _engine(kw) as engine:
+        res = run(ModelStore(model), engine, new, spec.build, ep_passes=ep_passes, window=window,
+                  keep=keep, vocab_size=vocab_size, progress=progress("EP", "pass"))
+    if res.version is None:
+        click.echo("nothing new: latest unchanged")
+    else:
+        click.echo(f"published {res.version} ({len(res.new_files)} new file(s), K={res.n_clusters})")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("model", type=click.Path(file_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
+@click.option("--assignments", type=click.Path(exists=True, dir_okay=False), default=None,
+              show_default="MODEL/assignments.parquet if present",
+              help="Assignments table for the confidence histogram.")
+@click.option("--top-words", type=int, default=10, show_default=True, help="Words listed per cluster.")
+@click.option("--max-clusters", type=int, default=20, show_default=True,
+              help="Largest clusters shown in the per-cluster sections.")
+@cluster_options
+def report(model, out, assignments, top_words, max_clusters, **kw):
+    """Write one HTML page of PNG plots about the model in MODEL (no cluster is needed)."""
+    from .report import write_report
+    write_report(model, out, assignments=assignments, top_words=top_words, max_clusters=max_clusters)
+    click.echo(out)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -104,14 +331,51 @@ def cli():
     ["bars", "pitman-yor", "nyt", "chained-gaussians", "digits", "news", "tweets", "reuters"]))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Output folder (written atomically: a temp folder renamed into place).")
-@click.option("--n-docs", type=int, default=None, help="Number of rows (synthetic sets; default: the seed's size).")
+@click.option("--n-docs", type=int, default=None, show_default="the seed's size",
+              help="Number of rows (synthetic sets; bundled sets keep the first N).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option("--row-group-size", type=int, default=None, help="Rows per Parquet row group (= per partition).")
-def generate(name, out, n_docs, seed, row_group_size):
-    """Write a synthetic or bundled data set as Parquet (with a `label` column and vocab.txt)."""
+@click.option("--row-group-size", type=int, default=None, show_default="10000",
+              help="Rows per Parquet row group (= per partition).")
+@cluster_options
+def generate(name, out, n_docs, seed, row_group_size, **kw):
+    """Write a synthetic or bundled data set as Parquet (with a `label` column and vocab.txt).
+
+    Runs in this process (the cluster flags are accepted for uniformity).
+    """
     from .data.generate import generate as gen
     path = gen(name, out, n_docs=n_docs, seed=seed, row_group_size=row_group_size)
     click.echo(str(path))
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Folder for the data, models, assignments and report.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@cluster_options
+def demo(out, seed, **kw):
+    """The main job: bundled digits and synthetic bars, known-groups model and ADF + EP mixtures.
+
+    Writes DIR/data (Parquet), DIR/models/*, DIR/report.html and prints the metrics.
+    """
+    from .ops.demo import run_demo
+    with _engine(kw) as engine:
+        run_demo(engine, out, seed=seed, echo=click.echo)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--what", type=click.Choice(["read", "product", "adf", "ep"]), multiple=True,
+              default=("read", "product", "adf", "ep"), show_default=True,
+              help="Benchmarks to run (repeatable).")
+@click.option("--n-docs", type=int, default=20_000, show_default=True,
+              help="Documents of the NYT-shaped corpus generated for the run.")
+@click.option("--k", "K", type=int, default=100, show_default=True, help="Columns of W in the X·W bound.")
+@cluster_options
+def bench(what, n_docs, K, **kw):
+    """Time reading, the X·W bound, an ADF pass and EP passes on a generated NYT-shaped corpus."""
+    from .ops.bench import run_bench
+    with _engine(kw) as engine:
+        for line in run_bench(engine, what, n_docs, K):
+            click.echo(line)
 
 
 def main():

@@ -26,19 +26,23 @@ from sklearn.exceptions import ConvergenceWarning
 from .data.blocks import CSRBlock, as_block
 from .distributed import Engine, resolve_seed
 from .distributed.dataset import is_in_memory
-from .distributed.samplers import anneal_driver, gibbs_driver
+from .distributed.samplers import anneal_driver, gibbs_driver, subcluster_driver
 from .distributed.variational import InProcess, VariationalRun, gather, run_adf, run_ep
+from .inference.ddpm import ddpm_driver
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
+from .hyper import free_coordinates, search
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_params
 from .obs.base import DataSummary, SuffStats
 from .priors import DP, prior_from_params
 
 #: name → driver generator; only implemented algorithms are registered
-ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": gibbs_driver, "anneal": anneal_driver}
+ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": gibbs_driver, "anneal": anneal_driver,
+              "subcluster": subcluster_driver}
 #: algorithms whose snapshots carry sampled labels (no final E-step)
-SAMPLERS = {"gibbs", "anneal"}
+ALGORITHMS.update({"ddpm-svm": ddpm_driver("svm"), "ddpm-lr": ddpm_driver("lr")})
+SAMPLERS = {"gibbs", "anneal", "subcluster", "ddpm-svm", "ddpm-lr"}
 #: saved-model format read and written by this version
 FORMAT_VERSION = 1
 #: in-memory inputs up to this size, with no client/scheduler/n_partitions, run in this process
@@ -56,6 +60,7 @@ class FitConfig:
     batch_size: int | None
     seed: int
     hyper: str = "fixed"
+    w: float = 1.0
 
 
 def _nbytes(X) -> int:
@@ -112,6 +117,12 @@ class BNPMixture(BaseEstimator):
     random_state : int seed (EP row orders, sampler streams); None draws one
     hyper : "fixed" keeps the prior's hyperparameters; "sample" resamples them once per sweep
         in the samplers (DP α by Escobar & West, NGGP a and σ; ignored by ADF/EP)
+    w : prior variance of the per-cluster hyperplanes η_k ~ N(0, w·I) of the discriminative
+        samplers "ddpm-svm" / "ddpm-lr" (seed 002); unused by the other algorithms
+    hyperparameters : "auto" chooses every hyperparameter left unset (``obs=None`` or a family
+        parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per
+        candidate on a subsample (:mod:`bnpdist.hyper`; ``fit`` only — ``partial_fit`` uses the
+        data-driven defaults); "fixed" uses the data-driven defaults
     client, scheduler : a ``distributed.Client`` or scheduler address.  When both are None
         (and Dask's config names no scheduler), in-memory input up to 64 MiB with
         ``n_partitions`` None runs in this process without Dask; anything else uses an
@@ -131,11 +142,14 @@ class BNPMixture(BaseEstimator):
     n_rows_seen_ : rows consumed (ADF streaming)
     seed_ : the seed used
     history_ : list of dicts per snapshot: step, n_clusters, objective, rows_seen, U, EK, seconds
+    hyper_search_ : dict or None, the "auto" search: free names, chosen values, every candidate
+        tried with its held-out score, the default's score, subsample size and seconds
     """
 
     def __init__(self, prior=None, obs=None, algorithm="adf", n_iter=20, epsilon=None,
                  merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
-                 random_state=None, hyper="fixed", client=None, scheduler=None, verbose=False):
+                 random_state=None, hyper="fixed", w=1.0, hyperparameters="auto", client=None, scheduler=None,
+                 verbose=False):
         self.prior = prior
         self.obs = obs
         self.algorithm = algorithm
@@ -147,6 +161,8 @@ class BNPMixture(BaseEstimator):
         self.n_partitions = n_partitions
         self.random_state = random_state
         self.hyper = hyper
+        self.w = w
+        self.hyperparameters = hyperparameters
         self.client = client
         self.scheduler = scheduler
         self.verbose = verbose
@@ -174,9 +190,12 @@ class BNPMixture(BaseEstimator):
             raise ValueError(f"epsilon must be < 1, got {eps}")
         if self.hyper not in ("fixed", "sample"):
             raise ValueError(f"hyper must be 'fixed' or 'sample', got {self.hyper!r}")
+        if self.hyperparameters not in ("auto", "fixed"):
+            raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
         thr = None if self.merge_threshold is None else float(self.merge_threshold)
         return FitConfig(int(self.n_iter), eps, thr, float(self.tol),
-                         None if self.batch_size is None else int(self.batch_size), seed, self.hyper)
+                         None if self.batch_size is None else int(self.batch_size), seed, self.hyper,
+                         float(self.w))
 
     @contextmanager
     def _engine(self, X):
@@ -205,6 +224,18 @@ class BNPMixture(BaseEstimator):
             summary = DataSummary(int(n), data.n_features, "dense", mean, cov)
         return prior, obs.resolve(summary)
 
+    def _choose(self, engine, data, prior, family, config: FitConfig):
+        """``hyperparameters="auto"``: the unset hyperparameters by held-out search; the config
+        is rebuilt for the chosen prior (ε = max(σ, 0.01) when unset)."""
+        self.hyper_search_ = None
+        if self.hyperparameters == "fixed":
+            return prior, family, config
+        free = free_coordinates(self.obs, family, self.prior)
+        family, prior, self.hyper_search_ = search(
+            engine, data, family, prior, free, epsilon=None if self.epsilon is None else float(self.epsilon),
+            merge_threshold=config.merge_threshold, seed=config.seed)
+        return prior, family, self._config(prior, config.seed)
+
     # --- fitting -------------------------------------------------------------------------
     def iter_fit(self, X) -> Iterator[Snapshot]:
         """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass."""
@@ -213,7 +244,7 @@ class BNPMixture(BaseEstimator):
         self.seed_ = config.seed
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
-            prior, family = self._resolve(engine, data)
+            prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
             self.history_ = []
             snap = None
             for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, None):
@@ -334,7 +365,7 @@ class BNPMixture(BaseEstimator):
 
     # --- persistence ---------------------------------------------------------------------
     _PARAMS = ("algorithm", "n_iter", "epsilon", "merge_threshold", "tol", "batch_size",
-               "n_partitions", "random_state", "verbose")
+               "n_partitions", "random_state", "hyperparameters", "verbose")
 
     def save(self, path) -> None:
         """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle), atomically.
@@ -352,7 +383,8 @@ class BNPMixture(BaseEstimator):
                 "obs": None if self.obs is None else self.obs.get_params(),
                 "prior_": self.prior_.get_params(), "obs_": self.obs_.get_params(),
                 "family": stats.family, "seed": self.seed_, "U": self.U_,
-                "n_rows_seen": self.n_rows_seen_, "history": self.history_}
+                "n_rows_seen": self.n_rows_seen_, "history": self.history_,
+                "hyper_search": getattr(self, "hyper_search_", None)}
         tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex}"
         tmp.mkdir(parents=True)
         try:
@@ -390,6 +422,7 @@ class BNPMixture(BaseEstimator):
         est.ek_, est.U_ = arrays["ek"], float(meta["U"])
         est.n_rows_seen_, est.seed_, est.history_ = int(meta["n_rows_seen"]), meta["seed"], meta["history"]
         est.n_features_in_ = est.obs_.n_features
+        est.hyper_search_ = meta.get("hyper_search")
         if "labels" in arrays:
             est.labels_ = arrays["labels"]
         return est

@@ -112,3 +112,35 @@ def test_lost_worker_recomputed_from_lineage(cluster, reference):
         got = tree_reduce(e.client, futures).result(timeout=TIMEOUT)
         assert victim not in e.client.scheduler_info()["workers"]
     assert np.array_equal(got, want)
+
+
+def test_ep_fit_survives_a_killed_worker(cluster):
+    """Issue 6 item 7: a worker SIGKILLed mid-fit; the EP fit ends with the undisturbed result."""
+    from bnpdist import BNPMixture
+    from bnpdist.data.synthetic import make_bars
+    from bnpdist.obs import Multinomial
+    from bnpdist.priors import NGGP
+
+    X, _, _ = make_bars(120, seed=1)
+
+    def fit(kill):
+        est = BNPMixture(prior=NGGP(1.0, 0.5, 1.0), obs=Multinomial(beta=8.0), algorithm="ep",
+                         n_iter=4, tol=0.0, n_partitions=6, random_state=5, scheduler=cluster.file,
+                         hyperparameters="fixed")
+        for snap in est.iter_fit(X):
+            if kill and snap.step == 1:       # mid-fit: after the ADF pass and one EP pass
+                with Engine(scheduler=cluster.file) as e:
+                    held = e.client.has_what()
+                    names = {a: w["name"] for a, w in e.client.scheduler_info()["workers"].items()}
+                victim = max(held, key=lambda w: len(held[w]))   # the worker holding most results
+                os.killpg(cluster.procs[names[victim]].pid, signal.SIGKILL)
+        return est
+
+    with Engine(scheduler=cluster.file) as e:
+        e.client.wait_for_workers(2, timeout=TIMEOUT)
+    killed = fit(kill=True)
+    with Engine(scheduler=cluster.file) as e:
+        assert e.n_workers == 1                       # the kill happened
+    undisturbed = fit(kill=False)
+    assert killed.stats_.allclose(undisturbed.stats_, rtol=0, atol=0)
+    assert np.array_equal(killed.labels_, undisturbed.labels_) and killed.U_ == undisturbed.U_

@@ -124,7 +124,7 @@ def test_defaults_and_input_kinds():
 
 def test_parameter_validation():
     X, _ = make_blobs(20, n_features=2, random_state=0)
-    with pytest.raises(ValueError, match="valid: \\['adf', 'anneal', 'ep', 'gibbs'"):
+    with pytest.raises(ValueError, match="valid: \\['adf', 'anneal', 'ddpm-lr', 'ddpm-svm', 'ep', 'gibbs'"):
         BNPMixture(algorithm="gibbs-typo").fit(X)
     with pytest.raises(ValueError, match="epsilon"):
         BNPMixture(prior=NGGP(1.0, 0.5, 1.0), epsilon=0.1).fit(X)
@@ -137,7 +137,6 @@ def test_parameter_validation():
 
 def test_registry_holds_only_implemented_algorithms():
     assert {"adf", "ep", "gibbs", "anneal"} <= set(ALGORITHMS)
-    assert not {"ddpm-svm", "ddpm-lr"} & set(ALGORITHMS)   # registered only once implemented
     est = BNPMixture(prior=DP(2.0), obs=Multinomial(beta=2.0), n_iter=3, epsilon=0.05)
     copy = clone(est)
     assert copy.get_params(deep=False) == est.get_params(deep=False) and not hasattr(copy, "stats_")

@@ -38,3 +38,14 @@ def test_sampler_refuses_partial_state_and_bad_hyper(rng):
         BNPMixture(algorithm="gibbs", hyper="nope").fit(X)
     with pytest.raises(ValueError, match="unknown algorithm"):
         BNPMixture(algorithm="nope").fit(X)
+
+
+@pytest.mark.parametrize("algorithm", ["ddpm-svm", "ddpm-lr"])
+def test_ddpm_through_the_estimator(algorithm):
+    """Seed 002 Fig. 2: the discriminative mixtures keep the two chained Gaussians together."""
+    from bnpdist.data.synthetic import make_chained_gaussians
+    X, y = make_chained_gaussians(60, seed=0)
+    est = BNPMixture(prior=DP(1.0), algorithm=algorithm, n_iter=25, w=1.0, random_state=0,
+                     hyperparameters="fixed").fit(X)
+    assert set(est.labels_) == set(range(est.n_clusters_))
+    assert nmi(y, est.labels_) > 0.8

@@ -111,6 +111,13 @@ def test_units_probability_is_normalised(rng):
         assert c / 20000 == pytest.approx(probs[k], abs=0.01)
 
 
+def test_units_are_visited_in_uniform_order(rng):
+    """K = 3: given a grouping with a pair, the pair is first or last equally often
+    (the order :func:`tests.test_subcluster_balance.ordered_groupings` enumerates)."""
+    first = [len(u[0]) == 2 for u in (sc.draw_units(rng, 3) for _ in range(8000)) if len(u) == 2]
+    assert np.mean(first) == pytest.approx(0.5, abs=0.03)
+
+
 def test_accept_blocks_never_empties_a_cluster():
     cur = np.array([[2, 0, 1], [1, 1, 0]])
     prop = np.array([[0, 3, 0], [0, 1, 1]])
@@ -149,3 +156,26 @@ def test_same_seed_same_result_on_one_and_two_workers():
     for labels, stats, U in runs[1:]:
         np.testing.assert_array_equal(labels, runs[0][0])
         assert stats.allclose(runs[0][1], rtol=0, atol=0) and U == runs[0][2]
+
+
+def test_bnpmixture_subcluster_labels_are_contiguous():
+    from bnpdist import BNPMixture
+    X, _ = _blobs(200)
+    est = BNPMixture(prior=DP(1.0), algorithm="subcluster", n_iter=8, random_state=0).fit(X)
+    assert est.labels_.shape == (200,)
+    np.testing.assert_array_equal(np.unique(est.labels_), np.arange(est.n_clusters_))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_recovers_separated_blobs_within_100_iterations(seed):
+    """5,000 × 2 blobs, 5 centres in [−20, 20]²; default warm-up (first 50 iterations)."""
+    from sklearn.datasets import make_blobs
+    from sklearn.metrics import normalized_mutual_info_score
+    from bnpdist.obs.base import DataSummary
+    X, y = make_blobs(n_samples=5000, centers=5, n_features=2, random_state=seed,
+                      center_box=(-20, 20))
+    fam = Gaussian().resolve(DataSummary(len(X), 2, "dense", X.mean(0), np.cov(X.T)))
+    eng = InProcess()
+    *_, last = run_subcluster(eng, eng.partitions(X, n_partitions=2), fam, DP(1.0), n_iter=100,
+                              random_state=seed, warmup=50)
+    assert last.info["exact"] and normalized_mutual_info_score(y, last.labels) > 0.95

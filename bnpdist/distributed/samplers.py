@@ -1,15 +1,17 @@
-"""Drivers for the single-stream exact samplers (collapsed Gibbs, subsample annealing).
+"""Drivers for the exact samplers, with the :data:`bnpdist.mixture.ALGORITHMS` signature
+``fn(engine, data, family, prior, config, state)``.
 
 The collapsed Gibbs sampler is sequential by definition (each z_i conditions on every other
-z_j), so these drivers gather the partitions into one block on the driver and run the exact
-sampler there; the exact *parallel* sampler is the sub-cluster sampler.  They accept the
-:data:`bnpdist.mixture.ALGORITHMS` signature ``fn(engine, data, family, prior, config, state)``.
+z_j), so its drivers (Gibbs, subsample annealing) gather the partitions into one block and run
+there; the exact *parallel* sampler is the sub-cluster sampler, which runs on the engine's
+partitions (Chang & Fisher 2013).
 """
 from __future__ import annotations
 
 from ..data.blocks import concat_rows
 from ..inference.anneal import run_anneal
 from ..inference.gibbs import run_gibbs
+from .subcluster import run_subcluster
 from .variational import gather
 
 
@@ -34,3 +36,11 @@ def anneal_driver(engine, data, family, prior, config, state=None):
     _no_state("anneal", state)
     yield from run_anneal(_one_block(engine, data), family, prior, n_iter=config.n_iter,
                           strategy="anneal", random_state=config.seed, hyper=config.hyper)
+
+
+def subcluster_driver(engine, data, family, prior, config, state=None):
+    """Sub-cluster split/merge sampler on the partitions, one Snapshot per iteration; the first
+    half of the iterations are the warm-up kernel (``info["exact"]`` is False there)."""
+    _no_state("subcluster", state)
+    yield from run_subcluster(engine, data, family, prior, n_iter=config.n_iter,
+                              random_state=config.seed, warmup=config.n_iter // 2)

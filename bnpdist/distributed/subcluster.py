@@ -44,9 +44,17 @@ DRIVER_KEY = (2**32 - 1,)
 
 
 # --- partition tasks -------------------------------------------------------------------------
+def _stats(family, block, labels, K):
+    """Statistics of hard labels; small blocks through a dense one-hot (scipy's per-call
+    overhead dominates there)."""
+    if len(labels) * K <= 1 << 16:
+        return family.stats(block, np.eye(K)[labels])
+    return family.stats_hard(block, labels, K)
+
+
 def _start_task(block, seed, labels, family, K):
     """Initial state (labels, side 0) and the statistics of the labels."""
-    return (labels, np.zeros_like(labels)), family.stats_hard(block, labels, K)
+    return (labels, np.zeros_like(labels)), _stats(family, block, labels, K)
 
 
 def _gibbs_task(block, seed, prev, relabel, family, params, logw):
@@ -57,7 +65,7 @@ def _gibbs_task(block, seed, prev, relabel, family, params, logw):
     ll += logw
     zp = np.empty(n, dtype=np.int64)
     draw_rows(ll, np.random.default_rng(seed).random(n), zp)
-    return (z, zp), (family.stats_hard(block, z, K), family.stats_hard(block, zp, K))
+    return (z, zp), (_stats(family, block, z, K), _stats(family, block, zp, K))
 
 
 def _scan_task(block, seed, prev, pick, keep, unit_of, side, family, params, logpi):
@@ -73,14 +81,16 @@ def _scan_task(block, seed, prev, pick, keep, unit_of, side, family, params, log
     draw_rows(ll, np.random.default_rng(seed).random(n), b)
     logq = np.zeros((nU, 2))
     unit_logq(ll, np.where(side[z] >= 0, side[z], b), unit, logq)
-    return (z, b), (family.stats_hard(block, 2 * unit + b, 2 * nU), logq)
+    return (z, b), (_stats(family, block, 2 * unit + b, 2 * nU), logq)
 
 
 # --- engine helpers --------------------------------------------------------------------------
-def _per_partition(data: DistData, items) -> DistData:
-    """Task results (or values) as an argument partitioned like ``data``."""
+def _per_partition(engine, data: DistData, items) -> DistData:
+    """Task results (or values) as an argument partitioned like ``data`` (tokenised for the
+    Dask engine's task keys only)."""
     items = tuple(items)
-    token = tokenize([f.key if hasattr(f, "key") else f for f in items])
+    token = (tokenize([f.key if hasattr(f, "key") else f for f in items])
+             if hasattr(engine, "client") else "in-process")
     return DistData(items, "state", 0, data.n_rows, token)
 
 
@@ -137,7 +147,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     if z0.shape != (data.n_total,) or np.any(z0 < 0):
         raise ValueError(f"init_labels must be {data.n_total} non-negative integers")
     K = int(z0.max()) + 1
-    init = _per_partition(data, [z0[a:b] for a, b in zip(off[:-1], off[1:])])
+    init = _per_partition(engine, data, [z0[a:b] for a, b in zip(off[:-1], off[1:])])
     results = engine.map(_start_task, data, init, family, K, key="sc-start")
     stats = _total(_summaries(engine, results))
     relabel = np.repeat(np.arange(K), 2).reshape(K, 2)
@@ -152,7 +162,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         # 2. restricted Gibbs pass
         logw = sc.log_weights(rng, stats.n, prior.sigma)
         params = sample_params(family, stats, rng)
-        results = engine.map(_gibbs_task, data, _per_partition(data, results), relabel, family,
+        results = engine.map(_gibbs_task, data, _per_partition(engine, data, results), relabel, family,
                              params, logw, seed=seed, pass_id=it * passes, key="sc-gibbs")
         pairs = _summaries(engine, results)
         exact = it >= warmup
@@ -162,24 +172,27 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         live = stats.n > 0.5
         keep = np.cumsum(live) - 1
         stats = stats.take(live)
-        pick = _per_partition(data, [int(a) for a in accept])
+        pick = _per_partition(engine, data, [int(a) for a in accept])
         # 3. launches and scan passes
         units = sc.draw_units(rng, stats.K)
         unit_of, side = sc.unit_maps(units, stats.K)
         sub_params, logpi = sc.launch(family, sc.unit_stats(stats, units), rng)
         for t in range(launch_scans + 1):
-            results = engine.map(_scan_task, data, _per_partition(data, results), pick, keep,
+            results = engine.map(_scan_task, data, _per_partition(engine, data, results), pick, keep,
                                  unit_of, side, family, sub_params, logpi, seed=seed,
                                  pass_id=it * passes + 1 + t, key="sc-scan")
-            pick, keep = _per_partition(data, [0] * data.n_partitions), np.arange(stats.K)
+            pick, keep = _per_partition(engine, data, [0] * data.n_partitions), np.arange(stats.K)
             summ = _summaries(engine, results)
             sub = _total([s for s, _ in summ])
             if t < launch_scans:
                 sub_params, logpi = sc.refine(family, sub, rng)
         logq = _total([q for _, q in summ])
         # 4. split / merge
-        relabel, stats, n_split, n_merge = sc.split_merge(rng, units, stats, sub, logq, prior, U,
-                                                          family, exact)
+        logu = np.log(rng.random(len(units)))
+        relabel, stats, moved, _ = sc.split_merge(units, logu, stats, sub, logq, prior, U, family,
+                                                  exact)
+        single = np.array([len(m) == 1 for m in units])
+        n_split, n_merge = int(np.sum(moved & single)), int(np.sum(moved & ~single))
         last = it == int(n_iter) - 1
         yield _snapshot(engine, results, relabel, stats, prior, U, family, it, n,
                         labels_every or last, seconds=time.perf_counter() - tic, exact=exact,

@@ -7,7 +7,8 @@ cycle through the rows:
 * U | z by one slice step on log U (seed 000, eq. 6; NGGP only — the DP has U ≡ 0);
 * with ``hyper="sample"`` the prior's own update given (n, K, U, counts): Escobar & West (1995)
   for the DP concentration (needs ``alpha_prior``), a | U and σ for the NGGP (``a_prior``,
-  ``sample_sigma``).
+  ``sample_sigma``); then a slice step on log β (Multinomial) or log a, log b (Bernoulli) given
+  the clusters (:mod:`bnpdist.inference.hyper_obs`).
 
 Objective (``Snapshot.objective``): log p(x, z) = log EPPF(n_1..n_K) + Σ_k log p(x_k) for the
 DP.  For the NGGP the EPPF needs a quadrature, so it reports the joint with the auxiliary
@@ -27,6 +28,7 @@ import numpy as np
 from ..data.blocks import CSRBlock, as_block, n_rows
 from ..kernels.gibbs import bind_steps, kernel_block, subsample_schedule
 from ..priors import DP
+from .hyper_obs import resample_obs
 from .labels import remap_labels
 from .snapshot import Snapshot
 
@@ -132,13 +134,15 @@ def log_partition_joint(prior, counts, U: float) -> float:
 
 
 def hyper_step(rng, prior, U: float, state: CollapsedState, sample_hyper: bool):
-    """U | z (slice step, eq. 6), then the prior's hyperparameters | z, U if ``sample_hyper``."""
+    """U | z (slice step, eq. 6), then the prior's hyperparameters | z, U and the observation
+    prior's (:mod:`bnpdist.inference.hyper_obs`: Multinomial β, Bernoulli a, b) if ``sample_hyper``."""
     n, K = state.n_assigned, state.K
     if n == 0:
         return prior, U
     U = prior.sample_u(rng, U, n, K)
     if sample_hyper:
         prior = prior.resample(rng, n, K, U, state.live_counts())
+        resample_obs(state)
     return prior, U
 
 

@@ -18,7 +18,9 @@ composed of kernels that each leave it invariant:
    (Letting clusters die here, as the paper does, is not invariant.)
 2. **Split/merge** along sub-clusters.  The clusters are grouped into *units*
    (:func:`draw_units`): a uniform near-perfect matching, each pair kept with probability ½,
-   otherwise broken into two single units.  Every unit's rows S get their own two sub-clusters
+   otherwise broken into two single units; the moves visit the units in uniformly random
+   order (an order tied to the grouping's structure breaks invariance: a split turns a single
+   into a pair in place).  Every unit's rows S get their own two sub-clusters
    ("launch"): parameters drawn from a tempered posterior given the statistics of S, then
    ``launch_scans`` sub-cluster Gibbs scans (sub-label ∝ π̄_h F(x|θ̄_h); π̄ ~ Dir(n_l+1, n_r+1),
    θ̄_h ~ p(θ | x_h)), then a final scan.  A single unit proposes splitting along the final
@@ -83,16 +85,26 @@ def log_units_prob(K: int, s: int) -> float:
     return -(K // 2) * LOG2 + log_matchings(s) - log_matchings(K)
 
 
-def draw_units(rng: np.random.Generator, K: int) -> list[tuple]:
-    """Uniform near-perfect matching of the K clusters; each pair kept with probability ½."""
-    perm = rng.permutation(K)
+def group_units(perm, keep) -> list[tuple]:
+    """Units from a cluster order ``perm``: (perm[2j], perm[2j+1]) is one pair unit if
+    ``keep[j]``, else two single units; an odd last cluster is a single unit."""
     units = []
-    for j in range(0, K - 1, 2):
-        pair = (int(perm[j]), int(perm[j + 1]))
-        units.extend([pair] if rng.random() < 0.5 else [pair[:1], pair[1:]])
-    if K % 2:
+    for j in range(len(perm) // 2):
+        pair = (int(perm[2 * j]), int(perm[2 * j + 1]))
+        units.extend([pair] if keep[j] else [pair[:1], pair[1:]])
+    if len(perm) % 2:
         units.append((int(perm[-1]),))
     return units
+
+
+def draw_units(rng: np.random.Generator, K: int) -> list[tuple]:
+    """The grouping ξ ~ p(ξ | z) (:func:`log_units_prob`), its units in uniformly random order.
+
+    The moves visit the units in this order, so given ξ the order must not depend on ξ's
+    structure: a split turns a single unit into a pair in place, and with :func:`group_units`'
+    order (pairs at even positions) the reverse order would have a different probability."""
+    units = group_units(rng.permutation(K), rng.random(K // 2) < 0.5)
+    return [units[i] for i in rng.permutation(len(units))]
 
 
 def unit_maps(units: list[tuple], K: int) -> tuple[np.ndarray, np.ndarray]:
@@ -156,14 +168,15 @@ def log_merge_ratio(g_m: float, g_k: float, g_j: float, logq, K: int, s: int) ->
             + log_units_prob(K - 1, s + 1) - log_units_prob(K, s))
 
 
-def split_merge(rng, units, stats: SuffStats, sub: SuffStats, logq: np.ndarray, prior,
-                U: float, family, exact: bool = True) -> tuple[np.ndarray, SuffStats, int, int]:
+def split_merge(units, logu: np.ndarray, stats: SuffStats, sub: SuffStats, logq: np.ndarray,
+                prior, U: float, family, exact: bool = True):
     """Metropolis–Hastings over the units in order (each move sees the current K and s);
+    unit u's move is accepted iff ``logu[u]`` (log of a uniform) < its log ratio;
     ``exact=False``: the warm-up ratios (log q dropped).
 
     ``sub``: final-scan statistics of the 2U sides; ``logq`` (U, 2) their labelling's log
     probabilities.  Returns (relabel (K, 2): new label of a row by (cluster, side), the new
-    statistics, splits accepted, merges accepted)."""
+    statistics, accepted (U,) bools, log ratios (U,))."""
     K, s = stats.K, sum(len(m) == 1 for m in units)   # current K and single units
     logq = logq if exact else np.full_like(logq, -LOG2)  # logaddexp of the pair: 0
     left, right = sub.take(np.arange(0, sub.K, 2)), sub.take(np.arange(1, sub.K, 2))
@@ -173,26 +186,28 @@ def split_merge(rng, units, stats: SuffStats, sub: SuffStats, logq: np.ndarray, 
     pool = stats.concat(left).concat(right).concat(merged)      # indices: K0 + {0, 1, 2}·U + u
     K0, nU = stats.K, len(units)
     take, relabel = [], np.empty((K, 2), dtype=np.int64)
-    n_split = n_merge = 0
+    accepted, ratios = np.zeros(nU, dtype=bool), np.full(nU, -np.inf)
     for u, members in enumerate(units):
-        logu = math.log(rng.random())
         if len(members) == 1:
             c = members[0]
-            ok = left.n[u] > 0.5 and right.n[u] > 0.5
-            if ok and logu < log_split_ratio(g[c], gl[u], gr[u], logq[u], K, s):
+            if left.n[u] > 0.5 and right.n[u] > 0.5:
+                ratios[u] = log_split_ratio(g[c], gl[u], gr[u], logq[u], K, s)
+            if logu[u] < ratios[u]:
                 relabel[c] = (len(take), len(take) + 1)
                 take += [K0 + u, K0 + nU + u]
-                K, s, n_split = K + 1, s - 1, n_split + 1
+                K, s = K + 1, s - 1
             else:
                 relabel[c] = len(take)
                 take.append(c)
         else:
             k, j = members
-            if logu < log_merge_ratio(gm[u], g[k], g[j], logq[u], K, s):
+            ratios[u] = log_merge_ratio(gm[u], g[k], g[j], logq[u], K, s)
+            if logu[u] < ratios[u]:
                 relabel[[k, j]] = len(take)
                 take.append(K0 + 2 * nU + u)
-                K, s, n_merge = K - 1, s + 1, n_merge + 1
+                K, s = K - 1, s + 1
             else:
                 relabel[k], relabel[j] = len(take), len(take) + 1
                 take += [k, j]
-    return relabel, pool.take(np.array(take, dtype=np.int64)), n_split, n_merge
+        accepted[u] = logu[u] < ratios[u]
+    return relabel, pool.take(np.array(take, dtype=np.int64)), accepted, ratios

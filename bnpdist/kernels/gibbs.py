@@ -23,10 +23,8 @@ Randomness.  The driver's ``np.random.Generator`` is passed into numba, which dr
 same bit generator: one seeded Generator is the only random stream, so a run is reproducible
 and independent of threads.
 
-Families' row kernels arrive as first-class *function pointers* (:func:`bind_steps`), not as
-dispatcher objects: numba types a dispatcher argument by object identity, so a kernel taking
-one could never be reloaded from the on-disk cache and would append a new cache entry in every
-process.  A function-pointer type is keyed by its signature, so ``cache=True`` works.
+Families' row kernels arrive as first-class *function pointers* (:func:`bind_steps`, with
+:mod:`bnpdist.kernels.bind`), not as dispatcher objects, so ``cache=True`` works.
 """
 from __future__ import annotations
 
@@ -35,10 +33,10 @@ import math
 import numba
 import numpy as np
 from numba import types
-from numba.experimental.function_type import _get_wrapper_address
 from numba.extending import overload
 
 from ..data.blocks import CSRBlock
+from .bind import entry, layout, memo, pointer, typeof
 
 
 def get_row(blk, i):
@@ -166,47 +164,20 @@ def kernel_block(block):
     return np.ascontiguousarray(block, dtype=np.float64)
 
 
-class _FnPtr:
-    """A compiled function's address, in numba's wrapper-address protocol."""
-
-    def __init__(self, dispatcher, sig):
-        self.addr = _get_wrapper_address(dispatcher, sig)
-
-    def __wrapper_address__(self):
-        return self.addr
-
-
-_BOUND: dict = {}
-
-
-def _layout(obj):
-    """A cheap key that determines numba's type of an argument (arrays, tuples of them, rng)."""
-    if isinstance(obj, np.ndarray):
-        f = obj.flags
-        return (obj.dtype.str, obj.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-    if isinstance(obj, tuple):
-        return tuple(_layout(o) for o in obj)
-    return type(obj)
-
-
 def _compile(row_kernels, blk, hyper, state, rng):
     """The compiled entry point of :func:`gibbs_steps` and the row kernels' function pointers."""
-    typeof = numba.typeof
-    blk_t, hyper_t, state_t = typeof(blk), typeof(hyper), typeof(state)
+    blk_t, hyper_t, state_t, rng_t = typeof((blk, hyper, state, rng))
     _probe_row.compile((blk_t,))
     xa_t, xb_t = _probe_row.overloads[(blk_t,)].signature.return_type
     out_t, i64, f64, i64v = types.float64[::1], types.int64, types.float64, types.int64[::1]
     ptrs, fn_types = [], []
     for fn, last in zip(row_kernels, (out_t, f64)):
-        args = (xa_t, xb_t, hyper_t, state_t, i64, last)
-        fn.compile(args)
-        sig = fn.overloads[args].signature
-        ptrs.append(_FnPtr(fn, sig))
-        fn_types.append(types.FunctionType(sig))
+        ptr, fn_t, _ = pointer(fn, (xa_t, xb_t, hyper_t, state_t, i64, last))
+        ptrs.append(ptr)
+        fn_types.append(fn_t)
     argtys = (*fn_types, blk_t, hyper_t, state_t, i64v, i64v, i64v, i64v, i64v, i64, f64, f64,
-              types.boolean, typeof(rng), out_t)
-    gibbs_steps.compile(argtys)
-    return gibbs_steps.overloads[argtys].entry_point, ptrs
+              types.boolean, rng_t, out_t)
+    return entry(gibbs_steps, argtys), ptrs
 
 
 def bind_steps(row_kernels, blk, hyper, state, rng):
@@ -216,12 +187,10 @@ def bind_steps(row_kernels, blk, hyper, state, rng):
     calling the compiled kernel with the family's row kernels as function pointers.  Compiled
     entries are memoised per process on the argument layouts.
     """
-    key = (tuple(row_kernels), _layout(blk), _layout(hyper), _layout(state), type(rng))
-    if key not in _BOUND:
-        _BOUND[key] = _compile(row_kernels, blk, hyper, state, rng)
-    entry, (lp, ad) = _BOUND[key]
+    key = (gibbs_steps, *row_kernels, layout((blk, hyper, state, rng)))
+    run, (lp, ad) = memo(key, lambda: _compile(row_kernels, blk, hyper, state, rng))
 
     def steps(labels, counts, meta, remove, add, start, sigma, log_new, prior_only, out):
-        return entry(lp, ad, blk, hyper, state, labels, counts, meta, remove, add,
-                     int(start), float(sigma), float(log_new), bool(prior_only), rng, out)
+        return run(lp, ad, blk, hyper, state, labels, counts, meta, remove, add,
+                   int(start), float(sigma), float(log_new), bool(prior_only), rng, out)
     return steps

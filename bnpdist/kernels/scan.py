@@ -3,8 +3,9 @@
 One call scans a whole partition: no Python runs per row.  The observation family enters as
 first-class numba functions (its ``log_pred_row`` / ``add_row`` pair, see
 :mod:`bnpdist.obs.base`) and so does the row accessor (:func:`csr_row` or :func:`dense_row`),
-so one scan serves every family and both block layouts.  (numba cannot cache a function that
-takes dispatchers as arguments: each process compiles a scan once per family, a few seconds.)
+so one scan serves every family and both block layouts.  :func:`adf_scan`, :func:`ep_scan` and
+:func:`score_scan` take them as numba dispatchers and call the compiled scan with function
+pointers (:mod:`bnpdist.kernels.bind`), so the scans are cached on disk like any kernel.
 
 Assignment of one row (both scans), with n_k the current (or cavity) soft count:
 
@@ -27,7 +28,9 @@ import math
 
 import numba
 import numpy as np
+from numba import types
 
+from .bind import entry, layout, memo, pointer, typeof
 from .priors import dphi, u_hat_nb
 
 #: q(new) is 1 for the first row; the scans clip q at this value inside log(1 - q)
@@ -174,7 +177,7 @@ def record(resp_idx, resp_val, r, keep, q, nk):
 
 
 @numba.njit(nogil=True, cache=True)
-def adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K, ek,
+def _adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K, ek,
              prior, U, n_seen, EK, eps, drop, resp_idx, resp_val):
     """ADF-NRM over ``rows`` (block row indices, in stream order)  (seed 000, Alg. 1).
 
@@ -215,7 +218,7 @@ def adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state,
 
 
 @numba.njit(nogil=True, cache=True)
-def ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K,
+def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K,
             prior, U, eps, drop, resp_idx, resp_val, logocc):
     """One EP-NRM sweep over ``rows`` (seed 000, Sec. 3.4), Û fixed.
 
@@ -250,7 +253,7 @@ def ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, 
         for t in range(L):
             k = resp_idx[r, t]
             if k >= 0 and resp_val[r, t] != 0.0:
-                add_row(x1, x2, hyper, state, k, -resp_val[r, t])
+                add_row(x1, x2, hyper, state, np.int64(k), -resp_val[r, t])
         log_pred_row(x1, x2, hyper, state, K, lp)
         nk, opened, q_new = assign(lp, nvec, K, log_new, sigma, eps, drop, L, q, keep)
         if opened:
@@ -273,7 +276,7 @@ def ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, 
 
 
 @numba.njit(nogil=True, cache=True)
-def score_scan(log_pred_row, get_row, xa, xb, indptr, hyper, state, K, logw, labels, logp, proba):
+def _score_scan(log_pred_row, get_row, xa, xb, indptr, hyper, state, K, logw, labels, logp, proba):
     """Per row: l_k = log w_k + log f_k(x) for k = 0..K (slot K: new cluster, f_0).
 
     ``labels[i] = argmax_{k<K} l_k``; ``logp[i] = log Σ_{k≤K} e^{l_k}`` (the held-out log
@@ -304,3 +307,42 @@ def score_scan(log_pred_row, get_row, xa, xb, indptr, hyper, state, K, logw, lab
                 z += proba[i, k]
             for k in range(K):
                 proba[i, k] /= z
+
+
+#: the last argument of ``log_pred_row`` (the output) and of ``add_row`` (the weight)
+_LAST = (types.float64[::1], types.float64)
+
+
+def _bind(kernel, row_kernels, get_row, args):
+    """``(entry, pointers)`` of a scan whose arguments are ``(*row_kernels, get_row, *args)``
+    with ``args = (xa, xb, indptr, ..., hyper, state, ...)``: hyper and state follow the rows
+    argument of ADF/EP (index 4, 5 of args) and come first after the block in the score scan."""
+    def build():
+        tys = typeof(args)
+        h = 3 if kernel is _score_scan else 4
+        gp, gt, rt = pointer(get_row, (*tys[:3], types.int64))
+        ptrs, fts = [], []
+        for fn, last in zip(row_kernels, _LAST):
+            p, t, _ = pointer(fn, (*rt.types, tys[h], tys[h + 1], types.int64, last))
+            ptrs.append(p)
+            fts.append(t)
+        return entry(kernel, (*fts, gt, *tys)), (*ptrs, gp)
+    return memo((kernel, *row_kernels, get_row, layout(args)), build)
+
+
+def adf_scan(log_pred_row, add_row, get_row, *args):
+    """:func:`_adf_scan` with the row kernels bound as function pointers (same arguments)."""
+    run, ptrs = _bind(_adf_scan, (log_pred_row, add_row), get_row, args)
+    return run(*ptrs, *args)
+
+
+def ep_scan(log_pred_row, add_row, get_row, *args):
+    """:func:`_ep_scan` with the row kernels bound as function pointers (same arguments)."""
+    run, ptrs = _bind(_ep_scan, (log_pred_row, add_row), get_row, args)
+    return run(*ptrs, *args)
+
+
+def score_scan(log_pred_row, get_row, *args):
+    """:func:`_score_scan` with the row kernel bound as a function pointer (same arguments)."""
+    run, ptrs = _bind(_score_scan, (log_pred_row,), get_row, args)
+    return run(*ptrs, *args)

@@ -8,6 +8,9 @@ from scipy.special import betaln
 from ..kernels import bernoulli as kern
 from .base import DataSummary, ObsFamily, SuffStats
 
+#: a = None or b = None resolves to this pseudo-count (the uniform Beta(1, 1) prior)
+DEFAULT_AB = 1.0
+
 
 def _param(v, name):
     """A positive scalar (kept as float) or a positive 1-D array."""
@@ -31,8 +34,9 @@ class Bernoulli(ObsFamily):
 
     Parameters
     ----------
-    a, b : float or array-like (d,)
-        Beta prior pseudo-counts of ones and zeros (1, 1: uniform).
+    a, b : float, array-like (d,) or None
+        Beta prior pseudo-counts of ones and zeros; ``None`` (unset, searched by
+        ``hyperparameters="auto"``) resolves to 1 (the uniform prior).
     d : int or None
         Number of features; taken from array ``a``/``b`` or filled by :meth:`resolve`.
     """
@@ -40,8 +44,9 @@ class Bernoulli(ObsFamily):
     name = "Bernoulli"
     block_kind = "dense"
 
-    def __init__(self, a=1.0, b=1.0, d=None):
-        self.a, self.b = _param(a, "a"), _param(b, "b")
+    def __init__(self, a=None, b=None, d=None):
+        self.a = None if a is None else _param(a, "a")
+        self.b = None if b is None else _param(b, "b")
         sizes = {len(v) for v in (self.a, self.b) if isinstance(v, np.ndarray)}
         if d is not None:
             sizes.add(int(d))
@@ -63,7 +68,8 @@ class Bernoulli(ObsFamily):
         d = int(summary.n_features)
         if self.d not in (None, d):
             raise ValueError(f"Bernoulli has d={self.d} but the data have {d} columns")
-        return Bernoulli(self.a, self.b, d)
+        return Bernoulli(DEFAULT_AB if self.a is None else self.a,
+                         DEFAULT_AB if self.b is None else self.b, d)
 
     def get_params(self) -> dict:
         def js(v):
@@ -72,7 +78,7 @@ class Bernoulli(ObsFamily):
 
     def _ab(self):
         """(a, b) as (d,) arrays."""
-        if self.d is None:
+        if self.d is None or self.a is None or self.b is None:
             raise RuntimeError("Bernoulli is not resolved: call .resolve(summary) first")
         return np.broadcast_to(self.a, (self.d,)).copy(), np.broadcast_to(self.b, (self.d,)).copy()
 

@@ -7,10 +7,14 @@ from scipy.special import gammaln
 
 from ..data.blocks import CSRBlock
 from ..kernels import multinomial as kern
+from ..kernels.fastlog import vlog
 from .base import DataSummary, ObsFamily, SuffStats
 
-#: beta=None resolves to BETA_PER_WORD · V (a Dirichlet weight of 0.1 per word under a uniform base)
+#: beta=None resolves to min(BETA_PER_WORD · V, BETA_PER_TOKEN · mean document length): a Dirichlet
+#: weight of 0.1 per word under a uniform base, but a prior worth at most one average document
+#: (docs/HYPERPARAMETERS.md: a larger β over a large vocabulary merges clusters)
 BETA_PER_WORD = 0.1
+BETA_PER_TOKEN = 1.0
 
 
 class Multinomial(ObsFamily):
@@ -29,8 +33,9 @@ class Multinomial(ObsFamily):
     Parameters
     ----------
     beta : float or None
-        Concentration β > 0.  ``None`` resolves to ``0.1 * V`` (βb_v = 0.1 per word under the
-        uniform base; a later tuning may replace this rule).
+        Concentration β > 0.  ``None`` (unset; searched by ``hyperparameters="auto"``) resolves
+        to ``min(0.1 * V, L)`` with L the mean tokens per document when known (βb_v = 0.1 per
+        word under the uniform base, capped so the prior weighs at most one average document).
     base : array-like (V,) or None
         Base measure b (positive; normalised to sum to 1).  ``None``: uniform, b_v = 1/V.
     V : int or None
@@ -70,7 +75,11 @@ class Multinomial(ObsFamily):
         V = int(summary.n_features)
         if self.V is not None and self.V != V:
             raise ValueError(f"Multinomial has V={self.V} but the data have {V} columns")
-        beta = BETA_PER_WORD * V if self.beta is None else self.beta
+        beta = self.beta
+        if beta is None:
+            beta = BETA_PER_WORD * V
+            if summary.mean_length:
+                beta = min(beta, BETA_PER_TOKEN * summary.mean_length)
         return Multinomial(beta, self.base, V)
 
     def get_params(self) -> dict:
@@ -120,9 +129,9 @@ class Multinomial(ObsFamily):
 
     # --- densities -----------------------------------------------------------------------
     def log_marginal(self, stats: SuffStats) -> np.ndarray:
-        bb = self._bb()
-        return (gammaln(self.beta) - gammaln(self.beta + stats["total"])
-                + (gammaln(bb + stats["counts"]) - gammaln(bb)).sum(axis=1))
+        words = np.empty(stats.K)
+        kern.log_evidence_words(np.ascontiguousarray(stats["counts"], dtype=np.float64), self._bb(), words)
+        return gammaln(self.beta) - gammaln(self.beta + stats["total"]) + words
 
     def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
         block = self._block(block)
@@ -150,10 +159,13 @@ class Multinomial(ObsFamily):
         tot = np.zeros(capacity)
         N = np.zeros((self.V, capacity))
         n[:K], tot[:K], N[:, :K] = stats.n, stats["total"], stats["counts"].T
-        return (n, tot, gammaln(tot + self.beta), N, np.log(N + bb[:, None]))
+        A = (N + bb[:, None]).ravel()
+        L = np.empty_like(A)
+        vlog(A, L, A.size, np.empty_like(A))
+        return (n, tot, N, L.reshape(N.shape))
 
     def stats_from_state(self, state: tuple, K: int) -> SuffStats:
-        n, tot, _, N, _ = state
+        n, tot, N, _ = state
         return SuffStats(self.name, {"n": n[:K].copy(), "counts": np.ascontiguousarray(N[:, :K].T),
                                      "total": tot[:K].copy()})
 

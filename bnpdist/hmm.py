@@ -1,0 +1,151 @@
+"""BNPHMM: the infinite HMM and the discriminative-state iHMM (seed 002) as an estimator.
+
+scikit-learn conventions: ``__init__`` stores parameters, fitting validates them, fitted
+attributes end in ``_``.  Sampling runs on the driver (:mod:`bnpdist.inference.ihmm`); with a
+``client`` the DIH hyperplane step is map-reduced over row partitions on that cluster.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .data.blocks import as_block, concat_rows
+from .distributed import Engine, resolve_seed
+from .distributed.dataset import is_parquet_source
+from .inference.ihmm import run_ihmm
+from .obs import Gaussian, Multinomial
+from .obs.base import DataSummary
+from .priors import HDP, Gamma
+
+#: algorithm → discriminative loss (None: the plain iHMM)
+ALGORITHMS = {"gibbs": None, "dih-svm": "svm", "dih-lr": "lr"}
+
+
+def read_sequences(source) -> list:
+    """Sequences from a list of arrays / blocks, or a Parquet source with ``sequence_id`` and
+    ``t`` columns beside a dense ``features`` list column or numeric columns (rows sorted by
+    (sequence_id, t))."""
+    if not is_parquet_source(source):
+        seqs = [as_block(s) for s in source]
+        if not seqs:
+            raise ValueError("no sequences given")
+        return seqs
+    import pyarrow.dataset as ds
+    table = ds.dataset(source, format="parquet").to_table()
+    missing = {"sequence_id", "t"} - set(table.column_names)
+    if missing:
+        raise ValueError(f"Parquet source lacks column(s) {sorted(missing)}")
+    df = table.to_pandas().sort_values(["sequence_id", "t"], kind="stable")
+    if "features" in df:
+        X = np.stack(df["features"].to_numpy()).astype(np.float64)
+    else:
+        cols = [c for c in df.columns if c not in ("sequence_id", "t", "id")]
+        X = df[cols].to_numpy(dtype=np.float64)
+    bounds = np.flatnonzero(np.diff(df["sequence_id"].to_numpy(), prepend=np.nan) != 0)
+    return np.split(X, bounds[1:])
+
+
+def _summary(block) -> DataSummary:
+    if hasattr(block, "indptr"):
+        counts = np.bincount(block.indices, block.data, block.n_cols)
+        return DataSummary(block.n_rows, block.n_cols, "csr", counts / max(counts.sum(), 1e-300),
+                           mean_length=float(block.data.sum()) / max(block.n_rows, 1))
+    X = np.asarray(block)
+    cov = np.cov(X.T).reshape(X.shape[1], X.shape[1]) if len(X) > 1 else None
+    return DataSummary(len(X), X.shape[1], "dense", X.mean(axis=0), cov)
+
+
+class BNPHMM(BaseEstimator):
+    """HDP-HMM (iHMM) with any conjugate observation family; DIH-S / DIH-L variants.
+
+    Parameters
+    ----------
+    prior : HDP(alpha, gamma, alpha_prior, gamma_prior); default HDP(1, 1) with Gamma(1, 1)
+        hyperpriors on both (seed 002, §4)
+    obs : observation family (default Gaussian() for dense rows, Multinomial() for CSR rows)
+    algorithm : "gibbs" (iHMM) | "dih-svm" (DIH-S) | "dih-lr" (DIH-L)
+    n_iter : sweeps (the first ``warmup`` of DIH are plain iHMM sweeps)
+    w : prior variance of the DIH hyperplanes
+    warmup : plain sweeps before the discriminative term (10, as in the paper)
+    random_state : int seed; None draws one
+    client : a ``distributed.Client`` for the DIH hyperplane step (None: this process)
+
+    Attributes
+    ----------
+    labels_ : list of (T_s,) state sequences (states 0..K−1 by first appearance)
+    n_states_ : K
+    transition_ : (K, K) posterior-mean transition matrix E[π_jk | z, β, α]
+    prior_ : the HDP with its final α, γ;  obs_ : the resolved family
+    stats_ : per-state sufficient statistics;  history_ : per-sweep dicts
+    """
+
+    def __init__(self, prior=None, obs=None, algorithm="gibbs", n_iter=100, w=1.0, warmup=10,
+                 random_state=None, client=None):
+        self.prior = prior
+        self.obs = obs
+        self.algorithm = algorithm
+        self.n_iter = n_iter
+        self.w = w
+        self.warmup = warmup
+        self.random_state = random_state
+        self.client = client
+
+    def fit(self, sequences, y=None) -> "BNPHMM":
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
+        if int(self.n_iter) < 1:
+            raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
+        seqs = read_sequences(sequences)
+        lengths = [s.shape[0] for s in seqs]
+        block = concat_rows(seqs)
+        prior = self.prior or HDP(1.0, 1.0, Gamma(1.0, 1.0), Gamma(1.0, 1.0))
+        obs = self.obs or (Multinomial() if hasattr(block, "indptr") else Gaussian())
+        family = obs.resolve(_summary(block))
+        self.seed_ = resolve_seed(self.random_state)
+        self.history_ = []
+        engine = Engine(client=self.client) if self.client is not None else None
+        try:
+            data = engine.partitions(block) if engine is not None else None
+            for snap in run_ihmm(block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
+                                 w=float(self.w), warmup=int(self.warmup), n_iter=int(self.n_iter),
+                                 random_state=self.seed_, engine=engine, data=data):
+                self.history_.append({k: snap[k] for k in ("step", "n_states", "seconds")})
+        finally:
+            if engine is not None:
+                engine.close()
+        self.labels_ = np.split(snap["labels"], np.cumsum(lengths)[:-1])
+        self.n_states_ = int(snap["n_states"])
+        self.transition_ = snap["transition"]
+        self.prior_, self.obs_ = snap["prior"], family
+        self.stats_ = family.stats_hard(block, snap["labels"], self.n_states_)
+        self._start = np.bincount([s[0] for s in self.labels_], minlength=self.n_states_) + 1.0
+        return self
+
+    def predict(self, sequences) -> list:
+        """Viterbi state paths under the final state: posterior-mean transitions, start
+        frequencies (add-one) and the states' posterior predictives as emissions."""
+        if not hasattr(self, "stats_"):
+            raise AttributeError("this BNPHMM is not fitted yet: call fit")
+        logA = np.log(self.transition_)
+        logs = np.log(self._start / self._start.sum())
+        out = []
+        for s in read_sequences(sequences):
+            E = self.obs_.log_predictive(s, self.stats_)
+            out.append(viterbi(logs, logA, E))
+        return out
+
+
+def viterbi(log_start: np.ndarray, log_A: np.ndarray, log_E: np.ndarray) -> np.ndarray:
+    """argmax_z log p(z_1) + Σ log A[z_{t−1}, z_t] + Σ log E[t, z_t]."""
+    T, K = log_E.shape
+    back = np.zeros((T, K), dtype=np.int64)
+    v = log_start + log_E[0]
+    for t in range(1, T):
+        cand = v[:, None] + log_A
+        back[t] = cand.argmax(axis=0)
+        v = cand.max(axis=0) + log_E[t]
+    z = np.empty(T, dtype=np.int64)
+    z[-1] = int(v.argmax())
+    for t in range(T - 1, 0, -1):
+        z[t - 1] = back[t, z[t]]
+    return z

@@ -1,0 +1,213 @@
+"""Hyperparameters chosen from the data: ``BNPMixture(hyperparameters="auto")`` (issue 7).
+
+Seed 000 (§4.2) picks its hyperparameters by a grid search on a 1,000-document subset; this
+module automates that.  Every hyperparameter the user left unset — ``obs=None`` or a family
+parameter ``None`` (Multinomial β; Gaussian κ0 and the NIW scale; Bernoulli a, b), and the
+process (``prior=None``: mass a and discount σ, σ = 0 being DP(a)) — is chosen by the mean
+held-out log predictive per row of **one ADF pass** on a random subsample of at most
+:data:`SUBSAMPLE` rows (80 % train / 20 % held out), by coordinate search on log scales:
+
+1. each free coordinate in turn (observation prior first, then a, then σ): a geometric grid
+   x0·4^k, k = −1..1, around the data-driven default (the families' ``resolve`` rules), extended by
+   ×4 while the best point is on its edge (at most :data:`MAX_EXTEND` times), then the
+   midpoints ×2^±1 of the best point; σ is tried on :data:`SIGMAS` (only values ≤ ε);
+2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others.
+
+Scores within a relative :data:`TOL` of the best are ties, won by the candidate nearest the
+defaults, so a flat direction (often the mass a) costs three candidates, not a walk.
+
+Candidates of one grid are independent: each is an ``engine.map`` task on a one-partition copy
+of the subsample, so they run in parallel as Dask tasks on a cluster (sequentially in process
+for small data).  Scores are cached, so no candidate is fitted twice.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .data.blocks import CSRBlock, concat_rows, n_rows
+from .distributed.variational import InProcess, VariationalRun, gather
+from .obs import Bernoulli, Gaussian, Multinomial
+from .obs.gaussian import COV_FRACTION
+from .priors import DP, NGGP
+
+#: rows of the subsample the candidates are fitted and scored on, and the training fraction
+SUBSAMPLE = 1000
+TRAIN_FRACTION = 0.8
+#: grid step (log2) of the first cycle, its half-width (in steps), and the edge extensions
+STEP, WIDTH, MAX_EXTEND = 2, 1, 3
+#: discounts tried when the prior is unset (σ = 0: the DP); τ of the NGGP candidates
+SIGMAS = (0.0, 0.25, 0.5, 0.75)
+TAU = 1.0
+#: scores within TOL·|best| of the best count as ties, won by the candidate nearest the defaults
+#: (so flat directions are not explored further)
+TOL = 1e-4
+#: pass_id of the subsampling map (partition seeds apart from the fitting passes)
+SUBSAMPLE_PASS = 1 << 20
+
+
+def free_coordinates(obs_user, family, prior_user) -> dict:
+    """Start values of the unset hyperparameters, by name ("obs.*", "prior.*").
+
+    ``obs_user``/``prior_user``: what the user gave (None: unset); ``family``: the resolved
+    default family (its values are the starting points).
+    """
+    def unset(attr):
+        return obs_user is None or getattr(obs_user, attr) is None
+    free = {}
+    if isinstance(family, Multinomial) and unset("beta"):
+        free["obs.beta"] = family.beta
+    elif isinstance(family, Gaussian):
+        if unset("kappa0"):
+            free["obs.kappa0"] = family.kappa0
+        if unset("Lambda0"):
+            free["obs.cov_fraction"] = COV_FRACTION
+    elif isinstance(family, Bernoulli):
+        for p in ("a", "b"):
+            if unset(p):
+                free[f"obs.{p}"] = float(getattr(family, p))
+    if prior_user is None:
+        free["prior.a"], free["prior.sigma"] = 1.0, 0.0
+    return free
+
+
+def build(family, prior, values: dict):
+    """(family, prior) with the named hyperparameters replaced by ``values``."""
+    obs = {k[4:]: v for k, v in values.items() if k.startswith("obs.")}
+    if isinstance(family, Multinomial) and obs:
+        family = Multinomial(obs["beta"], family.base, family.V)
+    elif isinstance(family, Gaussian) and obs:
+        scale = obs.get("cov_fraction", COV_FRACTION) / COV_FRACTION
+        family = Gaussian(family.mu0, obs.get("kappa0", family.kappa0), family.nu0, family.Lambda0 * scale)
+    elif isinstance(family, Bernoulli) and obs:
+        family = Bernoulli(obs.get("a", family.a), obs.get("b", family.b), family.d)
+    if "prior.a" in values:
+        a, s = values["prior.a"], values["prior.sigma"]
+        prior = DP(a) if s == 0.0 else NGGP(a, s, TAU)
+    return family, prior
+
+
+def heldout_score(family, prior, stats, U: float, block) -> float:
+    """Mean log [Σ_k w_k f_k(x) + w_new f_0(x)] over the rows of ``block`` (as BNPMixture.score)."""
+    lp = family.log_predictive(block, stats.pad(stats.K + 1))   # last column: f_0
+    with np.errstate(divide="ignore"):
+        lw = np.append(np.log(np.maximum(stats.n - prior.sigma, 0.0)), prior.log_new_weight(U))
+    return float(np.mean(logsumexp(lp + (lw - logsumexp(lw)), axis=1)))
+
+
+def _evaluate(block, seed, n_train, family, prior, values, epsilon, merge_threshold, fit_seed):
+    """One candidate: ADF on the first ``n_train`` rows, scored on the rest."""
+    family, prior = build(family, prior, values)
+    eps = max(prior.sigma, 0.01) if epsilon is None else epsilon
+    engine = InProcess()
+    run = VariationalRun(engine, engine.partitions(_rows(block, np.arange(n_train))), family, prior,
+                         epsilon=eps, merge_threshold=merge_threshold, seed=fit_seed)
+    for _ in run.adf():
+        pass
+    test = _rows(block, np.arange(n_train, n_rows(block)))
+    return heldout_score(family, prior, run.state.stats, run.state.U, test)
+
+
+def _rows(block, idx):
+    return block.take(idx) if isinstance(block, CSRBlock) else block[idx]
+
+
+def _sample_rows(block, seed, p):
+    """Each row kept with probability ``p`` (Bernoulli sampling, partition seed)."""
+    keep = np.flatnonzero(np.random.default_rng(seed).random(n_rows(block)) < p)
+    return _rows(block, keep)
+
+
+def subsample(engine, data, seed: int, size: int = SUBSAMPLE):
+    """About ``size`` rows drawn uniformly from all partitions, shuffled (driver-side block)."""
+    p = min(1.0, size / max(data.n_total, 1))
+    parts = gather(engine, engine.map(_sample_rows, data, p, seed=seed, pass_id=SUBSAMPLE_PASS,
+                                      key="hyper-subsample"))
+    block = concat_rows([b for b in parts if n_rows(b)])
+    return _rows(block, np.random.default_rng(seed).permutation(n_rows(block)))
+
+
+def _key(pos: dict) -> tuple:
+    return tuple(sorted(pos.items()))
+
+
+class _Search:
+    """Cached candidate scores; grids evaluated as one batch of engine tasks."""
+
+    def __init__(self, engine, sub, family, prior, start: dict, epsilon, merge_threshold, seed):
+        self.engine, self.family, self.prior, self.start = engine, family, prior, start
+        self.data = engine.partitions(sub, n_partitions=1)
+        self.n_train = int(round(TRAIN_FRACTION * n_rows(sub)))
+        self.args = (epsilon, merge_threshold, seed)
+        self.epsilon = epsilon
+        self.scores: dict = {}       # _key(grid position) -> score
+        self.tried: list = []        # (values, score) in evaluation order
+
+    def values(self, pos: dict) -> dict:
+        """Grid positions → values: start·2^j for log coordinates, SIGMAS[j] for σ."""
+        return {k: (SIGMAS[j] if k == "prior.sigma" else self.start[k] * 2.0 ** j) for k, j in pos.items()}
+
+    def best(self, candidates: list) -> dict:
+        todo = {_key(c): c for c in candidates if _key(c) not in self.scores}.values()
+        futures = [self.engine.map(_evaluate, self.data, self.n_train, self.family, self.prior,
+                                   self.values(c), *self.args, key="hyper-candidate")[0] for c in todo]
+        for c, score in zip(todo, gather(self.engine, futures)):
+            self.scores[_key(c)] = score if np.isfinite(score) else -np.inf
+            self.tried.append((self.values(c), self.scores[_key(c)]))
+        top = max(self.scores[_key(c)] for c in candidates)
+        ties = [c for c in candidates if self.scores[_key(c)] >= top - TOL * abs(top)]
+        return min(ties, key=lambda c: (sum(abs(j) for j in c.values()), -self.scores[_key(c)]))
+
+    def line(self, pos: dict, name: str) -> dict:
+        """Coarse grid (×4) with edge extension, then the ×2 midpoints around the best."""
+        js = [pos[name] + STEP * k for k in range(-WIDTH, WIDTH + 1)]
+        best = self.best([{**pos, name: j} for j in js])
+        for _ in range(MAX_EXTEND):
+            if best[name] not in (js[0], js[-1]):
+                break
+            js.append(best[name] + (STEP if best[name] == js[-1] else -STEP))
+            js.sort()
+            best = self.best([{**pos, name: j} for j in js])
+        return self.best([best] + [{**best, name: best[name] + d} for d in (-1, 1)])
+
+    def climb(self, pos: dict, name: str, max_steps: int = 4) -> dict:
+        """Hill-climb one log coordinate in ×2 steps."""
+        for _ in range(max_steps):
+            new = self.best([pos] + [{**pos, name: pos[name] + d} for d in (-1, 1)])
+            if new == pos:
+                break
+            pos = new
+        return pos
+
+    def sigma(self, pos: dict) -> dict:
+        ok = [j for j, s in enumerate(SIGMAS) if self.epsilon is None or s <= self.epsilon]
+        return self.best([{**pos, "prior.sigma": j} for j in ok])
+
+
+def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold, seed: int):
+    """Choose the ``free`` hyperparameters (:func:`free_coordinates`); returns
+    ``(family, prior, record)`` with ``record`` the JSON-safe account stored as
+    ``BNPMixture.hyper_search_``."""
+    tic = time.perf_counter()
+    record = {"method": "held-out log predictive of one ADF pass, coordinate search on log scales",
+              "free": sorted(free)}
+    if not free:
+        return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0}
+    sub = subsample(engine, data, seed)
+    s = _Search(engine, sub, family, prior, free, epsilon, merge_threshold, seed)
+    pos = {k: 0 for k in free}
+    logs = [k for k in free if k != "prior.sigma"]
+    default = s.best([pos])
+    for name in free:
+        pos = s.sigma(pos) if name == "prior.sigma" else s.line(pos, name)
+    for name in logs:
+        pos = s.climb(pos, name)
+    chosen = s.values(pos)
+    family, prior = build(family, prior, chosen)
+    record.update(subsample=n_rows(sub), n_train=s.n_train, chosen=chosen, score=s.scores[_key(pos)],
+                  default_score=s.scores[_key(default)],
+                  candidates=[{"values": v, "score": sc} for v, sc in s.tried],
+                  seconds=time.perf_counter() - tic)
+    return family, prior, record

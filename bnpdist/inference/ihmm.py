@@ -1,0 +1,182 @@
+"""Infinite HMM (HDP-HMM, direct assignment; Teh et al. 2006 §7, Fox et al. 2008) and the
+discriminative-state iHMM, DIH-S / DIH-L (seed 002, §3.2), on one block of concatenated sequences.
+
+One sweep: [DIH: η | z, as in :mod:`.ddpm`] → every z_t (:mod:`bnpdist.kernels.ihmm`) →
+table counts m_jk ~ CRT(n_jk, αβ_k) for every restaurant j (each state and the start row;
+:func:`bnpdist.priors.sample_crt`) → β ~ Dir(m_·1, …, m_·K, γ) → α and γ | m (Teh et al. 2006,
+appendix A) when the HDP has ``alpha_prior`` / ``gamma_prior``:
+
+    α:  w_j ~ Beta(α + 1, n_j·), s_j ~ Bernoulli(n_j· / (n_j· + α)),
+        α ~ Gamma(a + m_·· − Σ s_j, b − Σ log w_j)   over the restaurants with n_j· > 0;
+    γ:  Escobar & West (1995) with m_·· "customers" and K states.
+
+z is sampled on the driver (exact); the DIH η step is the DDPM's map-reduce over row partitions
+(sequences may be cut there: the augmentation terms are per row).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..kernels.ihmm import ihmm_steps
+from ..kernels.ddpm import bind
+from ..priors import DP, HDP
+from ..priors.gamma import draw_gamma
+from ..priors.hdp import sample_crt
+from .ddpm import WARMUP, DiscriminativeState, HyperplaneStep
+from .discriminative import loss_code
+from .features import MAX_DIM, fit_projection
+from .gibbs import initial_state
+from .labels import remap_labels
+
+
+def neighbours(lengths) -> tuple[np.ndarray, np.ndarray]:
+    """``(prev, nxt)``: the previous / next row of each row in concatenated sequences (−1: none)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = int(lengths.sum())
+    first = np.zeros(n, dtype=bool)
+    first[np.cumsum(lengths)[:-1]] = True
+    first[0] = n > 0
+    idx = np.arange(n)
+    prev = np.where(first, -1, idx - 1)
+    last = np.roll(first, -1)
+    last[-1] = True
+    return prev, np.where(last, -1, idx + 1)
+
+
+class HMMState(DiscriminativeState):
+    """Row labels (slots), transition counts and β of the HDP-HMM, plus the DIH hyperplanes."""
+
+    def __init__(self, block, family, labels, rng, Phi, loss, lengths, beta: np.ndarray, bu: float):
+        self.prev, self.nxt = neighbours(lengths)
+        self.N, self.N0 = np.zeros((0, 0), np.int64), np.zeros(0, np.int64)
+        self.rowsum, self.beta = np.zeros(0, np.int64), np.zeros(0)
+        self.bu = np.array([bu])
+        super().__init__(block, family, labels, rng, Phi, loss)
+        K = len(beta)
+        self.beta[:K] = beta
+        self.recount()
+
+    def recount(self) -> None:
+        """Transition counts from the labels."""
+        self.N[:], self.N0[:] = 0, 0
+        z = self.labels
+        has = self.prev >= 0
+        np.add.at(self.N, (z[self.prev[has]], z[has]), 1)
+        np.add.at(self.N0, z[~has], 1)
+        self.rowsum[:] = self.N.sum(axis=1)
+
+    def _set_state(self, state):
+        cap, old = len(self.counts), len(self.beta)
+        N = np.zeros((cap, cap), np.int64)
+        N[:old, :old] = self.N
+        self.N = N
+        self.N0 = np.concatenate([self.N0, np.zeros(cap - old, np.int64)])
+        self.rowsum = np.concatenate([self.rowsum, np.zeros(cap - old, np.int64)])
+        self.beta = np.concatenate([self.beta, np.zeros(cap - old)])
+        super()._set_state(state)
+
+    def _bind(self):
+        return bind(ihmm_steps, self.family.row_kernels, self._blk, self._hyper, self.state,
+                    self.labels, self.counts, self.meta, self.N, self.N0, self.rowsum, self.beta,
+                    self.bu, self.prev, self.nxt, self.labels, 0, 1.0, 1.0, True, 0, 0.0,
+                    self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
+
+    def sweep_hmm(self, rows, alpha: float, gamma: float, disc: bool, w: float) -> None:
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        t = 0
+        while t < len(rows):
+            t = self._steps(self.labels, self.counts, self.meta, self.N, self.N0, self.rowsum,
+                            self.beta, self.bu, self.prev, self.nxt, rows, t, float(alpha),
+                            float(gamma), bool(disc), self.code, math.sqrt(w), self.Phi, self.H,
+                            self.S, self.G, self.rng, self._out, self._eta, self._s)
+            if t < len(rows):
+                self._grow()
+
+    def restaurants(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(live, counts)``: live slots and the (K + 1, K) transition counts among them, the
+        start row last."""
+        live = self.live()
+        return live, np.vstack([self.N[np.ix_(live, live)], self.N0[live][None, :]])
+
+    def global_step(self, rng, prior: HDP) -> HDP:
+        """m ~ CRT, β ~ Dir(m_·k, γ), then α and γ (module docstring); returns the new prior."""
+        live, n = self.restaurants()
+        m = sample_crt(rng, n, prior.alpha * self.beta[live][None, :])
+        mk = m.sum(axis=0)
+        b = rng.dirichlet(np.append(mk, prior.gamma).astype(np.float64))
+        self.beta[:] = 0.0
+        self.beta[live], self.bu[0] = b[:-1], b[-1]
+        alpha, gamma, M = prior.alpha, prior.gamma, float(mk.sum())
+        if prior.alpha_prior is not None:
+            nj = n.sum(axis=1)
+            nj = nj[nj > 0].astype(np.float64)
+            lw = np.log(rng.beta(alpha + 1.0, nj))
+            s = rng.random(len(nj)) < nj / (nj + alpha)
+            a0, b0 = prior.alpha_prior.a, prior.alpha_prior.b
+            alpha = draw_gamma(rng, a0 + M - s.sum(), b0 - lw.sum())
+        if prior.gamma_prior is not None:
+            gamma = DP(gamma, prior.gamma_prior).resample(rng, int(M), len(live)).alpha
+        return HDP(alpha, gamma, prior.alpha_prior, prior.gamma_prior)
+
+    def transitions(self, prior: HDP) -> np.ndarray:
+        """Posterior-mean transition matrix among the live states (rows in remapped order)."""
+        live, n = self.restaurants()
+        _, slots = remap_labels(self.labels)
+        pos = {s: i for i, s in enumerate(live)}
+        order = np.array([pos[s] for s in slots], dtype=np.int64)
+        A = n[:-1] + prior.alpha * self.beta[live][None, :]
+        A = A[np.ix_(order, order)]
+        return A / A.sum(axis=1, keepdims=True)
+
+
+def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: float = 1.0,
+             n_iter: int, warmup: int = WARMUP, random_state=None, init_labels=None,
+             max_dim: int = MAX_DIM, engine=None, data=None, Phi=None) -> Iterator[dict]:
+    """iHMM (``loss=None``) or DIH-S / DIH-L (``loss="svm"|"lr"``) on concatenated sequences.
+
+    ``lengths``: the length of each sequence, in the block's row order.  Yields one dict per
+    sweep: ``step, labels`` (remapped, concatenated), ``n_states, prior`` (current HDP),
+    ``transition`` (posterior-mean matrix among the states), ``seconds``, ``discriminative``.
+    """
+    from ..data.blocks import as_block, n_rows
+    from ..distributed.variational import InProcess
+    block = as_block(block)
+    n = n_rows(block)
+    if int(np.sum(lengths)) != n:
+        raise ValueError(f"sequence lengths sum to {int(np.sum(lengths))}, the block has {n} rows")
+    seed = int(random_state) if random_state is not None else int(np.random.SeedSequence().entropy)
+    rng = np.random.default_rng(seed)
+    code = loss or "svm"
+    loss_code(code)
+    if Phi is None:
+        proj = fit_projection(block, max_dim) if loss else None
+        Phi = proj(block) if loss else np.zeros((n, 1))
+        source = proj if loss else Phi
+    else:
+        Phi = source = np.ascontiguousarray(Phi, dtype=np.float64)
+    eta_step = None
+    if loss:
+        engine = engine or InProcess()
+        eta_step = HyperplaneStep(engine, data or engine.partitions(block), source, code, w, seed)
+    if init_labels is None:          # one sequential DPM urn pass given the data (order ignored)
+        init_labels = initial_state(block, family, DP(prior.gamma), rng, None, "sequential", False)[0].labels
+    labels = remap_labels(np.asarray(init_labels))[0]
+    K = int(labels.max()) + 1 if n else 0
+    beta = rng.dirichlet(np.append(np.ones(K), prior.gamma))
+    state = HMMState(block, family, labels, rng, Phi, code, lengths, beta[:-1], beta[-1])
+    rows = np.arange(n)
+    for sweep in range(int(n_iter)):
+        tic = time.perf_counter()
+        disc = eta_step is not None and sweep >= warmup
+        if disc:
+            live = state.live()
+            state.set_hyperplanes(live, eta_step(rng, state.labels, live, state.H[live], sweep))
+        state.sweep_hmm(rows, prior.alpha, prior.gamma, disc, w)
+        prior = state.global_step(rng, prior)
+        yield {"step": sweep, "labels": remap_labels(state.labels)[0], "n_states": state.K,
+               "prior": prior, "transition": state.transitions(prior), "discriminative": disc,
+               "seconds": time.perf_counter() - tic, "state": state}

@@ -1,0 +1,102 @@
+"""Direct-assignment Gibbs sweep of the HDP-HMM (Teh et al. 2006, §7; seed 002, §3.2) and of the
+discriminative-state iHMM (DIH).
+
+Given global weights β = (β_1..β_K, β_u), transition counts n_jk (row j = previous state, plus
+a start row for the first step of each sequence, a restaurant of its own) with time t removed,
+j = z_{t−1} (or start) and l = z_{t+1} (absent at the end of a sequence):
+
+    existing k:  (n_jk + αβ_k) · (n_kl + αβ_l + [j = k = l]) / (n_k· + α + [j = k]) · f_k(x_t)
+    new:         α β_u · β_l · f_0(x_t)        (the second factors drop at a sequence end)
+
+A new state takes β_new = b β_u, β_u ← (1 − b) β_u with b ~ Beta(1, γ); an emptied state's β
+returns to β_u.  DIH (``disc``) multiplies the same discriminative factors as the DDPM sweep
+(:mod:`bnpdist.kernels.ddpm`: L(+1|s)/L(−1|s) for existing states, the auxiliary hyperplane's
+L(+1|s_t*) Π_{t'≠t} L(−1|s_t'*) for a new one).  Slots and capacity as in :mod:`.gibbs`.
+
+Arrays: ``N`` (Kcap, Kcap) and ``N0`` (Kcap,) int64 counts (state→state, start→state),
+``rowsum`` (Kcap,) = Σ_l N[k, l]; ``beta`` (Kcap,) and ``bu`` (1,) float64; ``prev``/``nxt``
+(n,) the neighbouring rows of each row (−1: none).
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .ddpm import adopt_aux, aux_term, disc_new_slot, draw_index, log_l
+from .gibbs import get_row
+
+
+@numba.njit(nogil=True, cache=True)
+def _move(N, N0, rowsum, j, k, l, d):
+    """Add d to the transitions j→k (j = −1: start) and k→l (l = −1: none)."""
+    if j >= 0:
+        N[j, k] += d
+        rowsum[j] += d
+    else:
+        N0[k] += d
+    if l >= 0:
+        N[k, l] += d
+        rowsum[k] += d
+
+
+@numba.njit(nogil=True, cache=True)
+def ihmm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, N, N0, rowsum,
+               beta, bu, prev, nxt, rows, start, alpha, gamma, disc, loss, sqrt_w, Phi, H, S, G,
+               rng, out, eta, s_aux):
+    """Resample z_t for t = rows[start:]; return the first step not run (capacity full)."""
+    cap = counts.shape[0]
+    hi = meta[0]
+    for step in range(start, rows.shape[0]):
+        if hi >= cap:
+            meta[0] = hi
+            return step
+        t = rows[step]
+        c = labels[t]
+        j = labels[prev[t]] if prev[t] >= 0 else -1
+        l = labels[nxt[t]] if nxt[t] >= 0 else -1
+        _move(N, N0, rowsum, j, c, l, -1)
+        xa, xb = get_row(blk, t)
+        add_row(xa, xb, hyper, state, c, -1.0)
+        counts[c] -= 1
+        singleton = counts[c] == 0
+        if singleton:
+            bu[0] += beta[c]
+            beta[c] = 0.0
+        while hi > 0 and counts[hi - 1] == 0:
+            hi -= 1
+        log_pred_row(xa, xb, hyper, state, hi, out)
+        for k in range(hi):
+            if counts[k] == 0:
+                out[k] = -np.inf
+                continue
+            a = (N[j, k] if j >= 0 else N0[k]) + alpha * beta[k]
+            out[k] += math.log(a)
+            if l >= 0:
+                same = 1.0 if (j == k and k == l) else 0.0
+                out[k] += (math.log(N[k, l] + alpha * beta[l] + same)
+                           - math.log(rowsum[k] + alpha + (1.0 if j == k else 0.0)))
+            if disc:
+                out[k] += log_l(loss, 1.0, S[t, k]) - log_l(loss, -1.0, S[t, k])
+        out[hi] += math.log(alpha * bu[0]) + (math.log(beta[l]) if l >= 0 else 0.0)
+        g_aux = 0.0
+        if disc:
+            term, g_aux = aux_term(t, c, singleton, rng, Phi, sqrt_w, loss, S, G, eta, s_aux)
+            out[hi] += term
+        k = draw_index(out, hi, rng)
+        if k == hi:
+            k = disc_new_slot(c, singleton, disc, counts, hi)
+            if disc:
+                adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux)
+            if k >= hi:
+                hi = k + 1
+            b = 1.0 - rng.random() ** (1.0 / gamma)         # Beta(1, γ) by inversion
+            beta[k] = b * bu[0]
+            bu[0] -= beta[k]
+        _move(N, N0, rowsum, j, k, l, 1)
+        add_row(xa, xb, hyper, state, k, 1.0)
+        labels[t] = k
+        counts[k] += 1
+    meta[0] = hi
+    return rows.shape[0]

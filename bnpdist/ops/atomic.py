@@ -1,0 +1,83 @@
+"""Crash-safe file operations: write to a temp sibling, fsync, rename into place.
+
+A rename within one directory is atomic on POSIX (``os.replace``): a reader sees the old
+content or the new one, never a mix, whatever instant the writer is killed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import fsspec
+
+
+def fsync_dir(path) -> None:
+    """Flush a directory entry (after a rename inside it) to disk."""
+    fd = os.open(os.fspath(path), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def tmp_beside(path, tag: str = "tmp") -> Path:
+    """A hidden, unique sibling name of ``path`` (input scans skip names starting with '.')."""
+    path = Path(path)
+    return path.parent / f".{path.name}.{tag}-{uuid.uuid4().hex[:12]}"
+
+
+def write_json(path, obj) -> None:
+    """Replace ``path`` by the JSON of ``obj`` atomically."""
+    path = Path(path)
+    tmp = tmp_beside(path)
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+@contextmanager
+def new_dir(final, *, replace: bool = False):
+    """Yield a temp path beside ``final`` (not yet created: the body creates the folder, e.g.
+    by ``BNPMixture.save``); on success it becomes ``final`` in one rename.
+
+    An existing ``final`` is refused unless ``replace``; then it is swapped out only after the
+    new folder is complete (rename old aside, rename new in, delete old). On an exception
+    the temp folder is removed and ``final`` is untouched.
+    """
+    final = Path(final).absolute()
+    if final.exists() and not replace:
+        raise FileExistsError(f"{final} exists (use --force to replace it)")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_beside(final)
+    try:
+        yield tmp
+        tmp.mkdir(exist_ok=True)
+        os.chmod(tmp, 0o755)
+        old = None
+        if final.exists():
+            old = tmp_beside(final, "old")
+            os.replace(final, old)
+        os.replace(tmp, final)
+        fsync_dir(final.parent)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def file_digest(path, storage_options: dict | None = None) -> tuple[int, str]:
+    """``(size in bytes, sha256 hex)`` of a local file or fsspec URL."""
+    h, size = hashlib.sha256(), 0
+    with fsspec.open(os.fspath(path), "rb", **(storage_options or {})) as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()

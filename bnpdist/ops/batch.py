@@ -1,0 +1,75 @@
+"""Batch jobs on a Parquet source: ``fit`` into a model folder, ``predict`` into a table.
+
+A fitted model folder holds the model (``BNPMixture.save``: ``model.json`` + ``arrays.npz``),
+``assignments.parquet``, ``manifest.json`` (the input files with sizes and sha256) and, for
+bag-of-words data, ``vocab.txt``. It is written under a temp name and renamed into place; an
+existing folder is replaced (``force``) only once the new one is complete.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..data import load, scan, write_vocab
+from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
+from .atomic import file_digest, new_dir, write_json
+from .manifest import NAME as MANIFEST, Entry, Manifest
+
+
+def open_source(engine, source, *, vocab_size=None, n_partitions=None):
+    """Scan and validate ``source`` before any work; return ``(DistData, corpus)``.
+
+    ``n_partitions`` reads the corpus into this process and splits it into that many row
+    blocks (small data); otherwise each Parquet row group is one partition read by a worker.
+    Raises :class:`~bnpdist.data.CorpusError` for bad input.
+    """
+    corpus = scan(source, vocab_size=vocab_size)
+    if n_partitions is None:
+        return engine.partitions(corpus).validate(), corpus
+    X, _, corpus = load(source, vocab_size=vocab_size)
+    return engine.partitions(X, n_partitions=n_partitions).validate(), corpus
+
+
+def input_manifest(engine, corpus) -> Manifest:
+    """Sizes and sha256 of the corpus files (hashed on the workers), with their row counts."""
+    files = list(corpus.files)
+    digests = engine.client.gather(engine.client.map(file_digest, files, pure=False))
+    rows = {f: 0 for f in files}
+    for p in corpus.pieces:
+        rows[p.path] += p.n_rows
+    return Manifest(tuple(Entry(f, s, h, rows[f]) for f, (s, h) in zip(files, digests)))
+
+
+def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_partitions=None,
+               progress=None) -> Path:
+    """Validate ``source``, fit ``est`` on it and write the model folder ``out``.
+
+    ``progress(iterable)`` wraps the snapshots (one per ADF round / EP pass).
+    """
+    out = Path(out)
+    if out.exists() and not force:
+        raise FileExistsError(f"{out} exists (use --force to replace it)")
+    data, corpus = open_source(engine, source, vocab_size=vocab_size, n_partitions=n_partitions)
+    est.set_params(client=engine.client, n_partitions=None)
+    snaps = est.iter_fit(data)
+    for _ in (progress(snaps) if progress else snaps):
+        pass
+    cluster, prob = assign(est, data)
+    ids = row_ids(corpus)
+    manifest = input_manifest(engine, corpus)
+    with new_dir(out, replace=force) as tmp:
+        est.save(tmp)
+        write_assignments(tmp / ASSIGNMENTS, ids, cluster, prob)
+        write_json(tmp / MANIFEST, manifest.to_json())
+        if corpus.vocab:
+            write_vocab(tmp, corpus.vocab)
+    return out
+
+
+def predict_to_file(engine, est, source, out) -> Path:
+    """Assignments of every row of ``source`` under the fitted ``est``, written to ``out``."""
+    width = est.obs_.n_features if est.obs_.block_kind == "csr" else None
+    data, corpus = open_source(engine, source, vocab_size=width)
+    est.set_params(client=engine.client, n_partitions=None)
+    cluster, prob = assign(est, data)
+    Path(out).absolute().parent.mkdir(parents=True, exist_ok=True)
+    return write_assignments(out, row_ids(corpus), cluster, prob)

@@ -1,0 +1,57 @@
+"""The manifest of consumed input files, stored with every model version (exactly-once).
+
+``manifest.json`` = ``{"format_version": 1, "files": [{"path", "size", "sha256", "rows",
+"heldout"}...]}`` in the order the files were folded in. ``heldout`` is the mean log
+predictive per row of that file under the model *before* it was folded in (a prequential,
+genuinely held-out score), or null.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+FORMAT_VERSION = 1
+NAME = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    size: int
+    sha256: str
+    rows: int = 0
+    heldout: float | None = None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    files: tuple[Entry, ...] = field(default_factory=tuple)
+
+    def find(self, path: str) -> Entry | None:
+        """The entry of ``path`` (as recorded), or None."""
+        return next((e for e in self.files if e.path == path), None)
+
+    def add(self, entry: Entry) -> "Manifest":
+        if self.find(entry.path) is not None:
+            raise ValueError(f"{entry.path} is already in the manifest")
+        return Manifest(self.files + (entry,))
+
+    @property
+    def paths(self) -> list[str]:
+        return [e.path for e in self.files]
+
+    def to_json(self) -> dict:
+        return {"format_version": FORMAT_VERSION, "files": [asdict(e) for e in self.files]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Manifest":
+        if d.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"unsupported manifest format version {d.get('format_version')!r}")
+        return cls(tuple(Entry(**e) for e in d["files"]))
+
+    @classmethod
+    def read(cls, directory) -> "Manifest":
+        """The manifest in ``directory``, or an empty one if there is none."""
+        p = Path(directory) / NAME
+        return cls.from_json(json.loads(p.read_text())) if p.is_file() else cls()

@@ -1,0 +1,123 @@
+"""A model store: versioned model folders and an atomically switched ``latest`` link.
+
+Layout of a store ``models/``::
+
+    models/
+      20250101T020000123456Z/   one version: BNPMixture.save output + manifest.json
+      20250102T020000654321Z/
+      latest -> 20250102T020000654321Z      (relative symlink)
+      .lock                                  (flock held by the job writing the store)
+
+A version folder is written under a hidden temp name and renamed into place complete, with
+the model and the manifest of consumed inputs together; then ``latest`` is switched by
+``os.replace`` of a temp symlink (atomic on POSIX). A job killed at any instant therefore
+leaves ``latest`` on a complete version, and the model it names always agrees with its
+manifest. Readers use ``models/latest`` as a plain model folder
+(``bnpdist predict models/latest ...``).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .atomic import fsync_dir, new_dir, tmp_beside, write_json
+from .manifest import NAME as MANIFEST, Manifest
+
+LATEST = "latest"
+_VERSION = re.compile(r"^\d{8}T\d{12}Z$")
+
+
+class StoreBusy(RuntimeError):
+    """Another process holds the store's lock."""
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+class ModelStore:
+    """Versions of one model under ``root`` (see the module docstring)."""
+
+    def __init__(self, root):
+        self.root = Path(root).absolute()
+
+    # --- reading -------------------------------------------------------------------------
+    def versions(self) -> list[str]:
+        """Version names, oldest first."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if _VERSION.match(p.name) and p.is_dir())
+
+    def current(self) -> Path | None:
+        """The folder ``latest`` names, or None for an empty store."""
+        link = self.root / LATEST
+        return (self.root / os.readlink(link)) if link.is_symlink() else None
+
+    def manifest(self) -> Manifest:
+        cur = self.current()
+        return Manifest() if cur is None else Manifest.read(cur)
+
+    def load(self):
+        """``(BNPMixture or None, Manifest)`` of the latest version."""
+        from ..mixture import BNPMixture
+        cur = self.current()
+        if cur is None:
+            return None, Manifest()
+        return BNPMixture.load(cur), Manifest.read(cur)
+
+    # --- writing -------------------------------------------------------------------------
+    @contextmanager
+    def lock(self):
+        """Hold an exclusive, non-blocking lock on the store (released if the process dies)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "w") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StoreBusy(f"another bnpdist job is writing {self.root}") from None
+            yield self
+
+    def _new_name(self) -> str:
+        name, last = _stamp(), (self.versions() or [""])[-1]
+        while name <= last:  # clock went back or two versions in one microsecond
+            time.sleep(1e-3)
+            name = _stamp()
+        return name
+
+    def publish(self, est, manifest: Manifest, write_extra=None) -> Path:
+        """Write a new version (model + manifest [+ ``write_extra(folder)``]) and switch
+        ``latest`` to it; return its folder. Call while holding :meth:`lock`."""
+        final = self.root / self._new_name()
+        with new_dir(final) as tmp:
+            est.save(tmp)
+            write_json(tmp / MANIFEST, manifest.to_json())
+            if write_extra is not None:
+                write_extra(tmp)
+        link = tmp_beside(self.root / LATEST)
+        os.symlink(final.name, link)
+        os.replace(link, self.root / LATEST)
+        fsync_dir(self.root)
+        return final
+
+    def prune(self, keep: int) -> list[str]:
+        """Delete all but the newest ``keep`` versions (never ``latest``) and leftover temp
+        folders of killed runs; return the deleted names. Call while holding :meth:`lock`."""
+        cur = self.current()
+        old = [v for v in self.versions() if cur is None or v != cur.name]
+        doomed = old[:max(0, len(old) - max(keep - 1, 0))]
+        for v in doomed:
+            shutil.rmtree(self.root / v, ignore_errors=True)
+        for p in self.root.glob(".*"):
+            if ".tmp-" not in p.name and ".old-" not in p.name:
+                continue
+            if p.is_symlink():
+                p.unlink()
+            else:
+                shutil.rmtree(p, ignore_errors=True)
+        return doomed

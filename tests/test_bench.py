@@ -1,0 +1,40 @@
+"""Smoke test of the benchmark helpers on tiny data (a benchmark, never a timed test)."""
+import pytest
+
+from bnpdist import bench
+from bnpdist.data.synthetic import make_nyt_like
+
+
+def test_adf_ep_benchmark_rows_and_table():
+    X = make_nyt_like(150, vocab_size=60, n_clusters=3)[0]
+    rows = bench.adf_ep_benchmark(X=X, ep_passes=1, repeat=1)
+    names = [r.name for r in rows]
+    assert [n.split(" ")[0] for n in names] == ["X·W", "X·W", "ADF", "ADF", "EP", "EP"]
+    assert all(r.seconds > 0 and r.cpu >= 0 for r in rows)
+    assert all("×X·W numba" in r.extra for r in rows[1:])
+    assert "docs/s per core" in rows[2].extra
+    text = bench.table(rows)
+    assert text.count("\n") == len(rows) + 1 and text.startswith("| measurement")
+
+
+def test_main_table_rejects_unknown_and_selects_rows():
+    with pytest.raises(ValueError, match="unknown benchmark"):
+        bench.main_table(["adf", "bogus"], 10)
+    text = bench.main_table(["ep"], 120)
+    assert "X·W numba" in text and "EP scan" in text and "ADF" not in text
+
+
+def test_write_section_replaces_only_its_section(tmp_path):
+    path = tmp_path / "B.md"
+    bench.write_section(path, "a", "first")
+    bench.write_section(path, "b", "other")
+    bench.write_section(path, "a", "second")
+    text = path.read_text()
+    assert text.startswith("# Benchmarks") and "second" in text and "first" not in text
+    assert text.index("bench:a") < text.index("bench:b") and "other" in text
+
+
+def test_peak_memory_sees_this_process():
+    with bench.PeakMemory(interval=0.01) as mem:
+        block = bytearray(50 * 2**20)
+    assert mem.peak > 50 * 2**20 and len(block)

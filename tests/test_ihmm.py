@@ -1,0 +1,123 @@
+"""iHMM (HDP-HMM direct assignment) against the enumerated posterior over state paths; BNPHMM.
+
+Referee: with β integrated out, a canonical path z of the HDP-HMM (restaurants = previous
+state, plus a start restaurant per sequence's first step) has probability (Teh et al. 2006)
+
+    p(z) = Σ_m Π_j [Γ(α)/Γ(α + n_j·) α^{m_j·} Π_k |s(n_jk, m_jk)|] · γ^K Γ(γ)/Γ(γ + m··) Π_k Γ(m_·k)
+
+(sum over table counts 1 ≤ m_jk ≤ n_jk), and p(z | x) ∝ p(z) Π_k m(x_k).  Two sequences of
+lengths 3 and 2 (Bell(5) = 52 paths); the sampler (α, γ fixed, β, m resampled) must pass the
+chi-square test.
+"""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from bnpdist.exact import gof_test, set_partitions
+from bnpdist.hmm import BNPHMM, viterbi
+from bnpdist.inference.ihmm import neighbours, run_ihmm
+from bnpdist.obs import Gaussian
+from bnpdist.priors import HDP
+
+X = np.array([[-1.0], [-0.7], [0.9], [1.2], [-0.2]])
+LENGTHS = [3, 2]
+FAM = Gaussian(mu0=[0.0], kappa0=0.5, nu0=3.0, Lambda0=[[0.5]])
+
+
+def stirling1(n, m):
+    s = np.zeros((n + 1, n + 1))
+    s[0, 0] = 1
+    for i in range(1, n + 1):
+        for j in range(1, i + 1):
+            s[i, j] = s[i - 1, j - 1] + (i - 1) * s[i - 1, j]
+    return s[n, m]
+
+
+def log_path_prob(z, alpha, gamma, lengths=LENGTHS):
+    prev, _ = neighbours(lengths)
+    K = z.max() + 1
+    n = np.zeros((K + 1, K), np.int64)                 # last row: start restaurant
+    for t in range(len(z)):
+        n[z[prev[t]] if prev[t] >= 0 else K, z[t]] += 1
+    cells = [(j, k) for j in range(K + 1) for k in range(K) if n[j, k] > 0]
+    terms = []
+    for ms in itertools.product(*[range(1, n[c] + 1) for c in cells]):
+        m = np.zeros_like(n)
+        for c, v in zip(cells, ms):
+            m[c] = v
+        lp = sum(math.log(stirling1(n[c], m[c])) for c in cells) + m.sum() * math.log(alpha)
+        mk = m.sum(0)
+        lp += (K * math.log(gamma) + math.lgamma(gamma) - math.lgamma(gamma + mk.sum())
+               + sum(math.lgamma(v) for v in mk))
+        terms.append(lp)
+    nj = n.sum(1)
+    return logsumexp(terms) + sum(math.lgamma(alpha) - math.lgamma(alpha + v) for v in nj if v > 0)
+
+
+def exact_paths(alpha, gamma):
+    parts = set_partitions(len(X))
+    logp = np.array([log_path_prob(z, alpha, gamma)
+                     + FAM.log_marginal(FAM.stats_hard(X, z, z.max() + 1)).sum() for z in parts])
+    return np.exp(logp - logsumexp(logp))
+
+
+def test_path_probabilities_sum_to_one_without_data():
+    total = logsumexp([log_path_prob(z, 1.3, 0.7) for z in set_partitions(5)])
+    assert total == pytest.approx(0.0, abs=1e-10)
+
+
+def test_neighbours():
+    prev, nxt = neighbours([3, 2])
+    np.testing.assert_array_equal(prev, [-1, 0, 1, -1, 3])
+    np.testing.assert_array_equal(nxt, [1, 2, -1, 4, -1])
+
+
+def test_ihmm_matches_enumerated_path_posterior():
+    probs = exact_paths(1.0, 1.5)
+    snaps = run_ihmm(X, LENGTHS, FAM, HDP(1.0, 1.5), n_iter=6_000, random_state=0)
+    labels = np.array([s["labels"] for s in snaps][200::2])
+    p, d = gof_test(labels, probs)
+    assert p > 1e-3, (p, d)
+
+
+def make_hmm(seed=0, T=150, n_seq=3):
+    rng = np.random.default_rng(seed)
+    A = np.array([[0.9, 0.05, 0.05], [0.05, 0.9, 0.05], [0.05, 0.05, 0.9]])
+    mu = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    seqs, paths = [], []
+    for _ in range(n_seq):
+        z = [rng.integers(3)]
+        for _ in range(T - 1):
+            z.append(rng.choice(3, p=A[z[-1]]))
+        z = np.array(z)
+        seqs.append(mu[z] + rng.normal(size=(T, 2)))
+        paths.append(z)
+    return seqs, paths
+
+
+@pytest.mark.parametrize("algorithm", ["gibbs", "dih-svm", "dih-lr"])
+def test_bnphmm_fit_predict(algorithm):
+    seqs, paths = make_hmm()
+    est = BNPHMM(algorithm=algorithm, n_iter=20, random_state=0).fit(seqs)
+    assert len(est.labels_) == 3 and [len(l) for l in est.labels_] == [150] * 3
+    assert est.transition_.shape == (est.n_states_, est.n_states_)
+    np.testing.assert_allclose(est.transition_.sum(1), 1.0)
+    pred = est.predict(seqs)
+    assert [len(p) for p in pred] == [150] * 3 and max(p.max() for p in pred) < est.n_states_
+    assert BNPHMM(algorithm=algorithm).get_params()["algorithm"] == algorithm
+
+
+def test_viterbi_against_brute_force():
+    rng = np.random.default_rng(1)
+    ls, lA, lE = np.log(rng.dirichlet(np.ones(3))), np.log(rng.dirichlet(np.ones(3), 3)), rng.normal(size=(4, 3))
+    best = max(itertools.product(range(3), repeat=4),
+               key=lambda z: ls[z[0]] + sum(lA[z[t - 1], z[t]] for t in range(1, 4)) + sum(lE[t, z[t]] for t in range(4)))
+    np.testing.assert_array_equal(viterbi(ls, lA, lE), best)
+
+
+def test_rejects_unknown_algorithm():
+    with pytest.raises(ValueError):
+        BNPHMM(algorithm="dih").fit([np.zeros((3, 1))])

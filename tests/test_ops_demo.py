@@ -1,0 +1,20 @@
+"""The main job: ``bnpdist demo`` end to end (data, known-groups model, ADF + EP, reports)."""
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from bnpdist.cli import cli
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_demo_runs_end_to_end(tmp_path):
+    res = invoke("demo", "--out", tmp_path / "demo", "--n-workers", "2")
+    assert res.exit_code == 0, res.output
+    assert "known-groups DMM on digits" in res.output and "accuracy" in res.output
+    assert res.output.count("BNP mixture") == 2 and "NMI=" in res.output
+    for name in ("digits", "bars"):
+        assert (tmp_path / "demo" / "models" / name / "assignments.parquet").is_file()
+        assert (tmp_path / "demo" / f"report-{name}.html").stat().st_size > 10_000
