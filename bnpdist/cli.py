@@ -104,32 +104,46 @@ def progress(desc: str, unit: str):
 # --- model flags -------------------------------------------------------------------------
 MODEL_KEYS = ("algorithm", "prior", "alpha", "a", "sigma", "tau", "family", "beta", "kappa0",
               "nu0", "bern_a", "bern_b", "n_iter", "epsilon", "merge_threshold", "batch_size",
-              "seed", "hyperparameters")
+              "seed", "hyperparameters", "w")
+#: the names of ``bnpdist.mixture.ALGORITHMS`` (kept here so --help needs no numba import;
+#: tests/test_cli.py checks the two agree)
+ALGORITHM_NAMES = ("adf", "ep", "gibbs", "subcluster", "anneal", "ddpm-svm", "ddpm-lr")
 
 
 def model_options(f):
     """The flags of a new BNPMixture (prior, family, algorithm and their hyperparameters)."""
     opts = [
-        click.option("--algorithm", default="ep", show_default=True,
-                     help="adf (one streaming pass) or ep (an ADF pass, then EP passes)."),
-        click.option("--prior", type=click.Choice(["dp", "nggp"]), default="dp", show_default=True,
+        click.option("--algorithm", type=click.Choice(ALGORITHM_NAMES), default="ep", show_default=True,
+                     help="adf: one streaming pass; ep: an ADF pass, then EP passes; gibbs: collapsed "
+                          "Gibbs (exact, on the driver); subcluster: exact parallel split/merge sampler; "
+                          "anneal: subsample annealing; ddpm-svm / ddpm-lr: discriminative DP mixtures."),
+        click.option("--prior", type=click.Choice(["dp", "nggp"]), default=None,
+                     show_default="chosen by --hyperparameters auto, else dp",
                      help="Allocation prior: Dirichlet process or normalized generalized gamma process."),
-        click.option("--alpha", type=float, default=1.0, show_default=True, help="DP concentration."),
-        click.option("--a", "a", type=float, default=1.0, show_default=True, help="NGGP mass a."),
-        click.option("--sigma", type=float, default=0.5, show_default=True,
-                     help="NGGP discount σ in [0, 1) (0.5: normalized inverse Gaussian)."),
-        click.option("--tau", type=float, default=1.0, show_default=True, help="NGGP tilting τ ≥ 0."),
+        click.option("--alpha", type=float, default=None, show_default="1.0",
+                     help="DP concentration (implies --prior dp)."),
+        click.option("--a", "a", type=float, default=None, show_default="1.0",
+                     help="NGGP mass a (implies --prior nggp)."),
+        click.option("--sigma", type=float, default=None, show_default="0.5",
+                     help="NGGP discount σ in [0, 1) (0.5: normalized inverse Gaussian; implies --prior nggp)."),
+        click.option("--tau", type=float, default=None, show_default="1.0",
+                     help="NGGP tilting τ ≥ 0 (implies --prior nggp)."),
         click.option("--family", type=click.Choice(["multinomial", "gaussian", "bernoulli"]),
                      default=None, show_default="multinomial for bag-of-words, gaussian for dense",
                      help="Observation family."),
-        click.option("--beta", type=float, default=None, show_default="0.1 × vocabulary size",
+        click.option("--beta", type=float, default=None,
+                     show_default="searched with --hyperparameters auto, else min(0.1·V, mean document length)",
                      help="Multinomial: Dirichlet concentration β."),
         click.option("--kappa0", type=float, default=None, show_default="library default",
                      help="Gaussian: NIW mean precision κ0."),
         click.option("--nu0", type=float, default=None, show_default="library default",
                      help="Gaussian: NIW degrees of freedom ν0."),
-        click.option("--bern-a", type=float, default=1.0, show_default=True, help="Bernoulli: Beta prior a."),
-        click.option("--bern-b", type=float, default=1.0, show_default=True, help="Bernoulli: Beta prior b."),
+        click.option("--bern-a", type=float, default=None, show_default="searched, else 1.0",
+                     help="Bernoulli: Beta prior a."),
+        click.option("--bern-b", type=float, default=None, show_default="searched, else 1.0",
+                     help="Bernoulli: Beta prior b."),
+        click.option("--w", "w", type=float, default=1.0, show_default=True,
+                     help="ddpm-*: prior variance of the cluster hyperplanes η_k ~ N(0, w·I)."),
         click.option("--n-iter", type=int, default=20, show_default=True,
                      help="ep: passes in all (the ADF pass included)."),
         click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01)",

@@ -127,3 +127,22 @@ def test_bad_input_exit_code_in_a_real_process(tmp_path):
     assert "negative count" in proc.stderr and "counts" in proc.stderr
     assert not (tmp_path / "out").exists()
 
+
+
+def test_algorithm_flag_lists_every_registered_algorithm():
+    from bnpdist.cli import ALGORITHM_NAMES
+    from bnpdist.mixture import ALGORITHMS
+    assert set(ALGORITHM_NAMES) == set(ALGORITHMS)
+
+
+def test_prior_flags_imply_the_prior():
+    from bnpdist.ops.estimator import ModelSpec
+    from bnpdist.priors import DP, NGGP
+    assert ModelSpec().build().prior is None                          # searched by "auto"
+    assert ModelSpec(hyperparameters="fixed").build().prior == DP(1.0)
+    assert ModelSpec(alpha=3.0).build().prior == DP(3.0)
+    assert ModelSpec(sigma=0.25).build().prior == NGGP(1.0, 0.25, 1.0)
+    with pytest.raises(ValueError, match="NGGP parameters"):
+        ModelSpec(prior="dp", sigma=0.25).build()
+    with pytest.raises(ValueError, match="DP concentration"):
+        ModelSpec(prior="nggp", alpha=2.0).build()
