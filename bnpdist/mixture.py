@@ -248,7 +248,7 @@ class BNPMixture(BaseEstimator):
             self.history_ = []
             snap = None
             for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, None):
-                self._absorb(snap, family, snap.prior or prior)
+                self._absorb(snap, snap.info.get("family", family), snap.prior or prior)
                 yield snap
             if self.algorithm == "ep" and config.tol > 0 and snap.info.get("change", 0.0) >= config.tol:
                 warnings.warn(f"EP did not reach tol={config.tol} in n_iter={config.n_iter} passes",

@@ -32,6 +32,15 @@ def test_sampler_resamples_hyperparameters(rng):
     assert est.prior_.alpha != 1.0 and len(est.history_) == 10
 
 
+def test_sampled_observation_prior_reaches_the_estimator(rng):
+    from bnpdist.data.synthetic import make_bars
+    from bnpdist.obs import Multinomial
+    X, _, _ = make_bars(60, seed=0)
+    est = BNPMixture(prior=DP(1.0), obs=Multinomial(beta=1.0), algorithm="gibbs", n_iter=5,
+                     hyper="sample", hyperparameters="fixed", random_state=0).fit(X)
+    assert est.obs_.beta != 1.0       # β was slice-sampled and the fitted family carries it
+
+
 def test_sampler_refuses_partial_state_and_bad_hyper(rng):
     X, _ = _blobs(rng)
     with pytest.raises(ValueError, match="hyper"):

@@ -101,7 +101,8 @@ class CollapsedState:
     def snapshot(self, step: int, prior, U: float, rows_seen: int, **info) -> Snapshot:
         """Remapped labels (0..K−1 by first appearance, −1 unassigned), stats, log joint.
 
-        ``info`` also holds ``n_clusters`` = K, ``n`` = rows assigned, and — in the keys the
+        ``info`` also holds ``n_clusters`` = K, ``n`` = rows assigned, ``family`` (with its
+        current hyperparameters, resampled under ``hyper="sample"``), and — in the keys the
         variational drivers use — ``EK`` = K and ``ek`` = ones(K) (sampled clusters exist).
         """
         labels, slots = remap_labels(self.labels)
@@ -112,7 +113,7 @@ class CollapsedState:
         return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,
                         objective=objective, rows_seen=rows_seen,
                         info={"n_clusters": K, "EK": float(K), "ek": np.ones(K),
-                              "n": self.n_assigned, **info})
+                              "n": self.n_assigned, "family": self.family, **info})
 
 
 def _take(block, rows):
