@@ -208,3 +208,21 @@ def test_parquet_fit_reads_the_label_column(engine, rng, tmp_path):
     embedded = fit(str(tmp_path), None)  # no client: an in-process cluster for this fit
     assert_same_fit(local, embedded)
     assert np.allclose(embedded.score_samples(str(tmp_path)), local.score_samples(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [20.0, 0.37])   # small and large integer counts; fractional
+def test_doc_loglik_matches_token_by_token_reference(scale):
+    import scipy.sparse as sp
+    from scipy.special import gammaln
+    from bnpdist.inference.known_groups import doc_loglik
+    rng = np.random.default_rng(0)
+    X = sp.random(60, 80, density=0.2, format="csr", random_state=1)
+    X.data = np.ceil(X.data * 20) * (scale if scale < 1 else 1.0)
+    A = rng.gamma(1.0, 1.0, size=(7, 80)) + 0.01
+    want = np.empty((60, 7))
+    for i in range(60):
+        s, e = X.indptr[i], X.indptr[i + 1]
+        v, c = X.indices[s:e], X.data[s:e]
+        want[i] = ((gammaln(A[:, v] + c) - gammaln(A[:, v])).sum(1)
+                   + gammaln(A.sum(1)) - gammaln(A.sum(1) + c.sum()))
+    np.testing.assert_allclose(doc_loglik(X, A), want, rtol=1e-10, atol=1e-9)

@@ -67,21 +67,38 @@ def group_counts(block: Block, codes: np.ndarray, T: int) -> GroupCounts:
     return GroupCounts(np.asarray((Z.T @ X).todense()), np.bincount(codes, minlength=T).astype(float))
 
 
+#: counts above this many are scored with lgamma differences rather than sums of logs
+SMALL_COUNT = 8
+
+
 def doc_loglik(block: Block, word_params: np.ndarray) -> np.ndarray:
     """log DirMult(token sequence of each row | Dir(word_params[t])), shape (n, T).
 
     ``Γ(A_t)/Γ(A_t + L_d) Π_v Γ(A_{vt} + c_{dv})/Γ(A_{vt})`` with A = ``word_params`` (T, V).
+    The rising factorial Γ(A + c)/Γ(A) = Π_{j<c} (A + j) is summed as sparse products
+    Σ_j [c > j] · log(A + j) for j < SMALL_COUNT (one X·W product per j: count-1 tokens cost one
+    multiply-add per group), and the remainder Γ(A + c)/Γ(A + SMALL_COUNT) by lgamma.
     """
     X = _csr(block)
-    n = X.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(X.indptr))
+    A = np.asarray(word_params, dtype=np.float64)
     length = np.asarray(X.sum(axis=1)).ravel()
-    out = np.empty((n, len(word_params)))
-    for t, A in enumerate(word_params):
-        a = A[X.indices]
-        per_token = gammaln(a + X.data) - gammaln(a)
-        At = A.sum()
-        out[:, t] = np.bincount(rows, per_token, minlength=n) + gammaln(At) - gammaln(At + length)
+    At = A.sum(axis=1)
+    out = gammaln(At)[None, :] - gammaln(At[None, :] + length[:, None])
+    c = X.data
+    integer = np.all(c == np.round(c))
+    steps = SMALL_COUNT if integer else 0
+    for j in range(steps):
+        M = sp.csr_matrix(((c > j).astype(np.float64), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+        M.eliminate_zeros()
+        if M.nnz == 0:
+            break
+        out += np.asarray(M @ np.log(A.T + j))
+    rest = np.flatnonzero(c > steps)
+    if len(rest):   # large or fractional counts: Γ(A + c) / Γ(A + steps), token by token
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[rest]
+        a = A[:, X.indices[rest]].T                                  # (tokens, T)
+        per = gammaln(a + c[rest, None]) - gammaln(a + steps)
+        np.add.at(out, rows, per)
     return out
 
 
