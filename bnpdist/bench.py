@@ -14,7 +14,8 @@ Every speed is reported next to a bound measured in the same run on the same row
 one sparse × dense product X·W with W of shape (V, K) at the fitted K (:mod:`bnpdist.kernels.spmm`,
 and scipy's for reference), so the ratios mean the same on any machine.  Single-process times
 are process CPU seconds (what one core spends, hardly affected by other processes queueing for
-the cores) next to wall seconds; ratios use CPU seconds, each measurement the best of a few.
+the cores) next to wall seconds; a ratio is the median, over a few runs, of a run's CPU seconds
+over those of an X·W timed next to it.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import re
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,13 +46,8 @@ class Row:
     extra: dict = field(default_factory=dict)
     cpu: float | None = None
 
-    @property
-    def best(self) -> float:
-        """CPU seconds when measured, else wall seconds."""
-        return self.seconds if self.cpu is None else self.cpu
-
     def line(self, bound: float | None = None) -> str:
-        ratio = f"  {self.best / bound:7.2f}× bound" if bound else ""
+        ratio = f"  {self.seconds / bound:7.2f}× bound" if bound else ""
         extra = "  ".join(f"{k}={v}" for k, v in self.extra.items())
         return f"{self.name:<44s} {self.seconds:9.3f} s{ratio}  {extra}"
 
@@ -97,68 +94,92 @@ def nyt_family(V: int):
     return Multinomial(beta=BETA_PER_WORD * V).resolve(DataSummary(0, V, "csr"))
 
 
+def _xw(X, K: int) -> float:
+    """CPU seconds of one X·W with W of shape (V, K) (numba, compiled beforehand)."""
+    from .kernels.spmm import csr_dense_product
+    W = np.random.default_rng(0).random((X.n_cols, K))
+    t0 = _clock()
+    csr_dense_product(X, W)
+    return _since(t0)[1]
+
+
 def _ep_phases(X, family, prior, ep_passes: int, seed: int):
-    """One single-stream fit (ε = 0.01, merges at gain > 0): ``(adf, [ep passes], state, resp)``
-    with each phase's (wall, cpu) seconds, merge stage included."""
+    """One single-stream fit (ε = 0.01, merges at gain > 0).  Returns ``(phases, state, resp)``:
+    per phase (ADF, then each EP pass, merge stage included) its wall and CPU seconds and the
+    CPU seconds of an X·W at the phase's resulting K timed right after it."""
     from .inference.ep import ep_stream
     it = ep_stream(family, prior, X, epsilon=EPSILON, merge_threshold=0.0, n_iter=1 + ep_passes,
                    tol=0.0, seed=seed)
-    times = []
+    phases = []
     while True:
         t0 = _clock()
         try:
             _, state, resp = next(it)
         except StopIteration:
             break
-        times.append(_since(t0))
-    return times[0], times[1:], state, resp
+        phases.append((*_since(t0), _xw(X, state.stats.K)))
+    return phases, state, resp
 
 
-def _scans(X, family, prior, state, resp, repeat: int):
-    """Best (wall, cpu) of the ADF scan from scratch and of an EP scan from ``state`` (no merges)."""
-    from .inference.adf import adf_partition
-    from .inference.ep import ep_partition
-    from .inference.merge import VarState
-    adf = _timed(lambda: adf_partition(X, family, prior, VarState.empty(family), epsilon=EPSILON,
-                                       full=True, record=True), repeat)
-    ep = _timed(lambda: ep_partition(X, family, prior, state, resp, epsilon=EPSILON, full=True,
-                                     rng=np.random.default_rng(0)), repeat)
-    return adf[:2], ep[:2]
+def _paired(fn, X, K: int, repeat: int):
+    """``repeat`` × (X·W, then ``fn``): best wall and CPU seconds of ``fn``, and the median of
+    the ratios of each run's CPU seconds to the X·W timed just before it."""
+    runs = []
+    for _ in range(repeat):
+        xw = _xw(X, K)
+        t0 = _clock()
+        fn()
+        runs.append((*_since(t0), xw))
+    return _summary(runs)
 
 
-def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 2,
+def _summary(runs):
+    """(best wall, best CPU, median CPU ratio to the paired X·W) of (wall, cpu, xw) triples."""
+    return (min(r[0] for r in runs), min(r[1] for r in runs),
+            float(np.median([r[1] / r[2] for r in runs])))
+
+
+def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 3,
                      vocab_size: int = 7841, n_clusters: int = 100, seed: int = 0, X=None) -> list[Row]:
     """ADF docs/s per core and seconds per EP pass on the NYT-shaped corpus, in one process.
 
     ``X`` (a CSRBlock) or ``make_nyt_like(n_docs, vocab_size, n_clusters, seed)``; DP(1) prior,
     :func:`nyt_family`, ε = 0.01.  A fit (one ADF pass, ``ep_passes`` EP passes, each followed
-    by the merge stage), then the scans alone (ADF from scratch, EP from the fitted state), best
-    of ``repeat``; all compared with X·W at the fitted K over the same rows.
+    by the merge stage), then the scans alone (ADF from scratch, EP from the fitted state),
+    ``repeat`` times.  Each run is paired with an X·W over the same rows at the fitted K timed
+    next to it; ``×X·W numba`` is the median of the paired CPU-time ratios (machine load that
+    varies over minutes cancels), ``×X·W scipy`` the best CPU time over scipy's best.
     Returns rows: X·W numba, X·W scipy, ADF scan, ADF pass, EP scan, EP pass.
     """
     from .data.synthetic import make_nyt_like
+    from .inference.adf import adf_partition
+    from .inference.ep import ep_partition
+    from .inference.merge import VarState
     from .priors import DP
     if X is None:
         X = make_nyt_like(n_docs, vocab_size=vocab_size, n_clusters=n_clusters, seed=seed)[0]
     family, prior, n = nyt_family(X.n_cols), DP(1.0), X.n_rows
     _ep_phases(X.rows(0, min(n, 200)), family, prior, 1, seed)   # compile / load the kernels
-    adf, passes, state, resp = _ep_phases(X, family, prior, ep_passes, seed)
-    ep = min(passes, key=lambda t: t[1])
-    adf_scan, ep_scan = _scans(X, family, prior, state, resp, repeat)
+    phases, state, resp = _ep_phases(X, family, prior, ep_passes, seed)
     K = state.stats.K
+    adf_scan = _paired(lambda: adf_partition(X, family, prior, VarState.empty(family), epsilon=EPSILON,
+                                             full=True, record=True), X, K, repeat)
+    ep_scan = _paired(lambda: ep_partition(X, family, prior, state, resp, epsilon=EPSILON, full=True,
+                                           rng=np.random.default_rng(0)), X, K, repeat)
     bounds = product_bounds([X], K)
     nb, sp = bounds["numba"].cpu, bounds["scipy"].cpu
     bounds["scipy"].extra["×X·W numba"] = f"{sp / nb:.2f}"
 
     def row(name, t, **extra):
-        return Row(f"{name}, {n:,} docs", t[0], {**extra, "×X·W numba": f"{t[1] / nb:.2f}",
+        return Row(f"{name}, {n:,} docs", t[0], {**extra, "×X·W numba": f"{t[2]:.2f}",
                                                  "×X·W scipy": f"{t[1] / sp:.2f}"}, t[1])
     per_core = lambda t: {"docs/s per core": f"{n / t[1]:,.0f}"}
+    adf, ep = _summary(phases[:1]), _summary(phases[1:])
     return [bounds["numba"], bounds["scipy"],
-            row("ADF scan", adf_scan, **per_core(adf_scan)),
+            row(f"ADF scan (×{repeat})", adf_scan, **per_core(adf_scan)),
             row("ADF pass + merge stage", adf, **per_core(adf)),
-            row("EP scan", ep_scan),
-            row(f"EP pass + merge stage (best of {len(passes)})", ep, K=K)]
+            row(f"EP scan (×{repeat})", ep_scan),
+            row(f"EP pass + merge stage (×{len(phases) - 1})", ep, K=K)]
 
 
 class PeakMemory:
@@ -207,17 +228,27 @@ def _corpus(folder: Path, n_docs: int, row_group_size: int) -> Path:
     return folder
 
 
+@contextmanager
+def _cluster(engine, n_workers: int):
+    """``engine`` as given, or a local cluster of ``n_workers`` single-threaded processes."""
+    if engine is not None:
+        yield engine
+        return
+    from .distributed import Engine
+    with Engine(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard=False) as e:
+        yield e
+
+
 def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: int = 2,
-                      folder=None, seed: int = 0) -> list[Row]:
+                      folder=None, seed: int = 0, engine=None) -> list[Row]:
     """One ADF pass plus ``ep_passes`` EP passes over ``n_docs`` NYT-shaped documents, written
     as Parquet (``folder``, default a temporary one; 2 row groups per worker) and read by the
     workers of a local Dask cluster of ``n_workers`` single-threaded processes.
 
     Rows: writing the corpus, the fit (wall seconds, peak resident memory of this process and
     its workers, K, per-phase seconds).  The fit includes reading the partitions and the final
-    labelling pass.
+    labelling pass.  ``engine``: run on this cluster instead (peak memory is then this process's).
     """
-    from .distributed import Engine
     from .mixture import BNPMixture
     from .priors import DP
     with tempfile.TemporaryDirectory(prefix="bnpdist-bench-") as tmp:
@@ -225,8 +256,7 @@ def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: i
         t0 = _clock()
         path = _corpus(folder, n_docs, max(1000, -(-n_docs // (2 * n_workers))))
         write = Row(f"write {n_docs:,} docs as Parquet", _since(t0)[0])
-        with Engine(n_workers=n_workers, threads_per_worker=1, processes=True,
-                    dashboard=False) as engine, PeakMemory() as mem:
+        with _cluster(engine, n_workers) as engine, PeakMemory() as mem:
             est = BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep",
                              n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON,
                              hyperparameters="fixed", random_state=seed, client=engine.client)
@@ -259,14 +289,13 @@ def _import_readers():
     import bnpdist.data  # noqa: F401
 
 
-def read_corpus_benchmark(n_docs: int, *, n_workers: int = 2, folder=None) -> list[Row]:
+def read_corpus_benchmark(n_docs: int, *, n_workers: int = 2, folder=None, engine=None) -> list[Row]:
     """:func:`read_benchmark` on an NYT-shaped Parquet corpus of ``n_docs`` rows (written first,
-    row groups of 10,000) with a local cluster of ``n_workers`` single-threaded processes."""
-    from .distributed import Engine
+    row groups of 10,000) with ``engine`` or a local cluster of ``n_workers`` single-threaded
+    processes."""
     with tempfile.TemporaryDirectory(prefix="bnpdist-bench-") as tmp:
         path = _corpus(Path(folder or tmp) / f"nyt-{n_docs}", n_docs, 10_000)
-        with Engine(n_workers=n_workers, threads_per_worker=1, processes=True,
-                    dashboard=False) as engine:
+        with _cluster(engine, n_workers) as engine:
             engine.client.run(_import_readers)   # worker start-up is not reading
             return [read_benchmark(str(path), engine)]
 
@@ -281,9 +310,10 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
-def main_table(what: list[str], n_docs: int) -> str:
+def main_table(what: list[str], n_docs: int, engine=None) -> str:
     """The Markdown table of the measurements named in ``what`` (see :data:`WHAT`) on
-    ``n_docs`` NYT-shaped documents."""
+    ``n_docs`` NYT-shaped documents; "read" and "scale" run on ``engine`` when given (the
+    others are single-process kernel timings)."""
     unknown = sorted(set(what) - set(WHAT))
     if unknown:
         raise ValueError(f"unknown benchmark(s) {unknown}; choose from {', '.join(WHAT)}")
@@ -295,9 +325,9 @@ def main_table(what: list[str], n_docs: int) -> str:
         if "product" not in what:
             rows.insert(0, bounds)
     if "read" in what:
-        rows += read_corpus_benchmark(n_docs)
+        rows += read_corpus_benchmark(n_docs, engine=engine)
     if "scale" in what:
-        rows += scaling_benchmark(n_docs)
+        rows += scaling_benchmark(n_docs, engine=engine)
     return table(rows)
 
 

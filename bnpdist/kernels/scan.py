@@ -90,8 +90,25 @@ def u_next(U, n, EK, mass, sigma, tau):
 
 
 @numba.njit(nogil=True, cache=True)
-def assign(lp, nvec, K, log_new, sigma, eps, drop, L, q, keep):
-    """Soft assignment of one row from its log predictives ``lp[0..K]``.
+def log_weight(n, sigma):
+    """log max(n − σ, 0): the log prior weight of an existing cluster (−inf when none)."""
+    w = n - sigma
+    return math.log(w) if w > 0.0 else -np.inf
+
+
+@numba.njit(nogil=True, cache=True)
+def log_weights(nvec, sigma):
+    """:func:`log_weight` of every slot (the scans keep it current as counts change)."""
+    lw = np.empty(nvec.shape[0])
+    for k in range(nvec.shape[0]):
+        lw[k] = log_weight(nvec[k], sigma)
+    return lw
+
+
+@numba.njit(nogil=True, cache=True)
+def assign(lp, lw, K, log_new, eps, drop, L, q, keep):
+    """Soft assignment of one row from its log predictives ``lp[0..K]`` and the clusters' log
+    prior weights ``lw`` (:func:`log_weight`).
 
     Writes q[k] for the kept clusters, their indices (increasing) into ``keep`` and returns
     ``(n_kept, opened, q_new)``: ``opened`` when q(new) > ε (or K = 0), and q_new the kept
@@ -103,8 +120,7 @@ def assign(lp, nvec, K, log_new, sigma, eps, drop, L, q, keep):
         return 1, True, 1.0
     m = -np.inf
     for k in range(K):
-        w = nvec[k] - sigma
-        q[k] = math.log(w) + lp[k] if w > 0.0 else -np.inf
+        q[k] = lw[k] + lp[k]
         if q[k] > m:
             m = q[k]
     q[K] = log_new + lp[K]
@@ -197,16 +213,19 @@ def _adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state
     lp = np.empty(Kcap)
     q = np.empty(Kcap)
     keep = np.empty(Kcap, dtype=np.int64)
+    lw = log_weights(nvec, sigma)
     for i in range(rows.shape[0]):
         if K + 2 > Kcap:
             return i, K, U, EK
         r = rows[i]
         x1, x2 = get_row(xa, xb, indptr, r)
         log_pred_row(x1, x2, hyper, state, K, lp)
-        nk, opened, q_new = assign(lp, nvec, K, log_new_weight(mass, sigma, tau, U),
-                                   sigma, eps, drop, L, q, keep)
+        nk, opened, q_new = assign(lp, lw, K, log_new_weight(mass, sigma, tau, U), eps, drop, L,
+                                   q, keep)
         for t in range(nk):
-            add_row(x1, x2, hyper, state, keep[t], q[keep[t]])
+            k = keep[t]
+            add_row(x1, x2, hyper, state, k, q[k])
+            lw[k] = log_weight(nvec[k], sigma)
         if resp_idx.shape[0] > 0:
             record(resp_idx, resp_val, r, keep, q, nk)
         if opened:
@@ -245,6 +264,7 @@ def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state,
     q = np.empty(Kcap)
     keep = np.empty(Kcap, dtype=np.int64)
     log_new = log_new_weight(mass, sigma, tau, U)
+    lw = log_weights(nvec, sigma)
     for i in range(rows.shape[0]):
         if K + 2 > Kcap:
             return i, K
@@ -254,8 +274,9 @@ def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state,
             k = resp_idx[r, t]
             if k >= 0 and resp_val[r, t] != 0.0:
                 add_row(x1, x2, hyper, state, np.int64(k), -resp_val[r, t])
+                lw[k] = log_weight(nvec[k], sigma)
         log_pred_row(x1, x2, hyper, state, K, lp)
-        nk, opened, q_new = assign(lp, nvec, K, log_new, sigma, eps, drop, L, q, keep)
+        nk, opened, q_new = assign(lp, lw, K, log_new, eps, drop, L, q, keep)
         if opened:
             own, best = -1, 0.0
             for t in range(L):
@@ -268,6 +289,7 @@ def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state,
         for t in range(nk):
             k = keep[t]
             add_row(x1, x2, hyper, state, k, q[k])
+            lw[k] = log_weight(nvec[k], sigma)
             logocc[k] += math.log1p(-min(q[k], _ONE))
         record(resp_idx, resp_val, r, keep, q, nk)
         if opened:
