@@ -18,7 +18,12 @@ import time
 import numpy as np
 
 from bnpdist.data.synthetic import make_urns
-from bnpdist.inference.urns import STRATEGIES, binned_frequencies, binned_posterior, run_urns
+from bnpdist.inference.urns import (
+    STRATEGIES,
+    binned_frequencies,
+    binned_posterior,
+    run_urns,
+)
 from bnpdist.metrics import tvd
 
 DOC = pathlib.Path(__file__).parents[1] / "docs" / "SAMPLERS.md"

@@ -171,6 +171,7 @@ def test_recovers_separated_blobs_within_100_iterations(seed):
     """5,000 × 2 blobs, 5 centres in [−20, 20]²; default warm-up (first 50 iterations)."""
     from sklearn.datasets import make_blobs
     from sklearn.metrics import normalized_mutual_info_score
+
     from bnpdist.obs.base import DataSummary
     X, y = make_blobs(n_samples=5000, centers=5, n_features=2, random_state=seed,
                       center_box=(-20, 20))

@@ -1,10 +1,14 @@
 """Seed 001's two-urn experiment, scaled down (800 red, 1,200 blue): at equal cost the TVD to
 the exact posterior orders Anneal < Sequential+Gibbs < Prior+Gibbs (:mod:`bnpdist.inference.urns`)."""
-import numpy as np
 import pytest
 
 from bnpdist.data.synthetic import make_urns
-from bnpdist.inference.urns import STRATEGIES, binned_frequencies, binned_posterior, run_urns
+from bnpdist.inference.urns import (
+    STRATEGIES,
+    binned_frequencies,
+    binned_posterior,
+    run_urns,
+)
 from bnpdist.metrics import tvd
 
 
