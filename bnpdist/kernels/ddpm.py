@@ -28,7 +28,7 @@ import numpy as np
 from numba import types
 
 from .bind import entry, layout, memo, pointer, typeof
-from .gibbs import _probe_row, get_row
+from .gibbs import _probe_row, draw_index, get_row
 
 
 @numba.njit(nogil=True, cache=True)
@@ -54,23 +54,6 @@ def draw_aux(rng, Phi, sqrt_w, loss, eta, s):
         s[j] = v
         g += log_l(loss, -1.0, v)
     return g
-
-
-@numba.njit(nogil=True, cache=True)
-def draw_index(out, hi, rng):
-    """k ∈ 0..hi with probability ∝ exp(out[k])."""
-    m = -np.inf
-    for k in range(hi + 1):
-        m = max(m, out[k])
-    total = 0.0
-    for k in range(hi + 1):
-        total += math.exp(out[k] - m)
-        out[k] = total
-    u = rng.random() * total
-    for k in range(hi):
-        if u < out[k]:
-            return k
-    return hi
 
 
 @numba.njit(nogil=True, cache=True)

@@ -60,14 +60,11 @@ def _probe_row(blk):
 
 
 @numba.njit(nogil=True, cache=True)
-def _draw(out, lw, hi, log_new, rng):
-    """Index k ∈ 0..hi with probability ∝ exp(out[k] + lw[k]) (k < hi), exp(out[hi] + log_new)."""
+def draw_index(out, hi, rng):
+    """k ∈ 0..hi with probability ∝ exp(out[k]) (``out`` is overwritten with cumulative sums)."""
     m = -np.inf
-    for k in range(hi):
-        out[k] += lw[k]
+    for k in range(hi + 1):
         m = max(m, out[k])
-    out[hi] += log_new
-    m = max(m, out[hi])
     total = 0.0
     for k in range(hi + 1):
         total += math.exp(out[k] - m)
@@ -77,6 +74,15 @@ def _draw(out, lw, hi, log_new, rng):
         if u < out[k]:
             return k
     return hi
+
+
+@numba.njit(nogil=True, cache=True)
+def _draw(out, lw, hi, log_new, rng):
+    """Index k ∈ 0..hi with probability ∝ exp(out[k] + lw[k]) (k < hi), exp(out[hi] + log_new)."""
+    for k in range(hi):
+        out[k] += lw[k]
+    out[hi] += log_new
+    return draw_index(out, hi, rng)
 
 
 @numba.njit(nogil=True, cache=True)

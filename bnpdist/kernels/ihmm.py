@@ -24,8 +24,8 @@ import math
 import numba
 import numpy as np
 
-from .ddpm import adopt_aux, aux_term, disc_new_slot, draw_index, log_l
-from .gibbs import get_row
+from .ddpm import adopt_aux, aux_term, disc_new_slot, log_l
+from .gibbs import draw_index, get_row
 
 
 @numba.njit(nogil=True, cache=True)
