@@ -73,9 +73,20 @@ def tls_security(tls_ca, tls_cert, tls_key):
                     tls_worker_cert=tls_cert, tls_worker_key=tls_key, require_encryption=True)
 
 
+class _QuietCorpusErrors(logging.Filter):
+    """Bad input is reported once, by the CLI (exit 2): drop the local worker's traceback of it."""
+
+    def filter(self, record):
+        return "CorpusError" not in record.getMessage()
+
+
+_QUIET = _QuietCorpusErrors()
+
+
 def open_engine(scheduler, local, n_workers, tls_ca, tls_cert, tls_key, quiet=False):
     """Start or connect the Dask engine and print the dashboard address (stderr)."""
     from .distributed import Engine
+    logging.getLogger("distributed.worker").addFilter(_QUIET)
     if scheduler and local:
         raise click.UsageError("give either --scheduler or --local, not both")
     security = tls_security(tls_ca, tls_cert, tls_key)

@@ -125,6 +125,7 @@ def test_bad_input_exit_code_in_a_real_process(tmp_path):
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "negative count" in proc.stderr and "counts" in proc.stderr
+    assert "Traceback" not in proc.stderr      # reported once, without the worker's traceback
     assert not (tmp_path / "out").exists()
 
 
