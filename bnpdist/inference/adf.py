@@ -55,7 +55,9 @@ def grow(family: ObsFamily, kstate: tuple, K: int, extra: list[np.ndarray]):
 
 
 def capacity(K: int) -> int:
-    return K + 2 + max(14, K // 2)
+    """Initial slots for K clusters: a small margin (the scans grow capacity on demand, and
+    every spare slot widens the (V, capacity) tables each row scores against)."""
+    return K + 2 + max(14, K // 8)
 
 
 def adf_partition(block, family: ObsFamily, prior, state: VarState, *, epsilon: float,

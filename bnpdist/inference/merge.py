@@ -80,13 +80,37 @@ class Update:
                       occ, self.rows + other.rows)
 
 
+def _levels(t: np.ndarray) -> list[np.ndarray]:
+    """Positions of ``t`` split into levels: level r holds, for every value occurring more than
+    r times, its (r+1)-th occurrence (in order).  Indices within one level are distinct."""
+    order = np.argsort(t, kind="stable")
+    st = order.size
+    if st == 0:
+        return []
+    ts = t[order]
+    start = np.flatnonzero(np.r_[True, ts[1:] != ts[:-1]])
+    rank = np.arange(st) - np.repeat(start, np.diff(np.r_[start, st]))
+    return [order[rank == r] for r in range(int(rank.max()) + 1)]
+
+
 def regroup(stats: SuffStats, target: np.ndarray, K: int) -> SuffStats:
-    """Statistics of K clusters: out[t] = Σ_{i: target[i] = t} stats[i] (target −1 drops i)."""
-    keep = target >= 0
+    """Statistics of K clusters: out[t] = Σ_{i: target[i] = t} stats[i] (target −1 drops i).
+
+    Same sums, in the same order, as ``np.add.at`` from zeros: the first member of each group
+    is copied, later ones added one level at a time (a level indexes distinct groups).
+    """
+    target = np.asarray(target, dtype=np.int64)
+    src = np.flatnonzero(target >= 0)
+    t = target[src]
+    levels = _levels(t)
     out = {}
     for name, v in stats.arrays.items():
         o = np.zeros((K,) + v.shape[1:])
-        np.add.at(o, target[keep], v[keep])
+        if levels:
+            first = src[levels[0]]
+            o[t[levels[0]]] = v[first] + 0.0   # 0 + x, as np.add.at (−0.0 → 0.0)
+            for lv in levels[1:]:
+                o[t[lv]] += v[src[lv]]
         out[name] = o
     return SuffStats(stats.family, out)
 
@@ -121,6 +145,16 @@ def _log_size_factor(n, sigma: float) -> np.ndarray:
     return out
 
 
+def _pooled(A: SuffStats, B: SuffStats, i: np.ndarray, j: np.ndarray) -> SuffStats:
+    """A[i] + B[j] (= ``A.take(i) + B.take(j)``), gathered into one buffer per field."""
+    out = {}
+    for name, a in A.arrays.items():
+        o = np.take(a, i, axis=0)
+        o += np.take(B.arrays[name], j, axis=0)
+        out[name] = o
+    return SuffStats(A.family, out)
+
+
 @dataclass(frozen=True, eq=False)
 class Gain:
     r"""Log-joint gain of merging two clusters, observation part plus partition-prior part:
@@ -144,14 +178,16 @@ class Gain:
         """g(A[ia[t]], B[jb[t]]) for every t, clipped to ±1e100 (nan → −1e100)."""
         ia, jb = np.asarray(ia, dtype=np.int64), np.asarray(jb, dtype=np.int64)
         fam, sigma = self.family, self.prior.sigma
-        la, lb = fam.log_marginal(A), fam.log_marginal(B)
-        pa, pb = _log_size_factor(A.n, sigma), _log_size_factor(B.n, sigma)
+        la = fam.log_marginal(A)
+        lb = la if B is A else fam.log_marginal(B)   # merge step: A is B, one evaluation
+        pa = _log_size_factor(A.n, sigma)
+        pb = pa if B is A else _log_size_factor(B.n, sigma)
         base = gammaln(1.0 - sigma) - self.prior.log_new_weight(self.U)
         out = np.empty(len(ia))
         with np.errstate(invalid="ignore"):
             for s in range(0, len(ia), _CHUNK):
                 i, j = ia[s:s + _CHUNK], jb[s:s + _CHUNK]
-                pooled = A.take(i) + B.take(j)
+                pooled = _pooled(A, B, i, j)
                 out[s:s + _CHUNK] = (fam.log_marginal(pooled) - la[i] - lb[j]
                                      + _log_size_factor(pooled.n, sigma) - pa[i] - pb[j] + base)
         return np.clip(np.nan_to_num(out, nan=-np.inf), -1e100, 1e100)
@@ -163,8 +199,10 @@ def nearest(family: ObsFamily, A: SuffStats, B: SuffStats, m: int, same: bool = 
     Distance: Euclidean between the first posterior-mean parameters; ``same`` excludes i = i.
     """
     fa = next(iter(family.posterior_mean(A).values())).reshape(A.K, -1)
-    fb = next(iter(family.posterior_mean(B).values())).reshape(B.K, -1)
-    d = (fa ** 2).sum(1)[:, None] - 2.0 * fa @ fb.T + (fb ** 2).sum(1)[None, :]
+    fb = fa if B is A else next(iter(family.posterior_mean(B).values())).reshape(B.K, -1)
+    na = (fa ** 2).sum(1)
+    nb = na if B is A else (fb ** 2).sum(1)
+    d = na[:, None] - 2.0 * fa @ fb.T + nb[None, :]
     if same:
         np.fill_diagonal(d, np.inf)
     m = min(m, B.K - (1 if same else 0))
@@ -242,6 +280,9 @@ def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen
     local = []
     matched = 0
     for N, nek in zip(upd.new, upd.new_ek):
+        if N.K == 0:   # nothing opened by this partition: C and ek unchanged
+            local.append(np.arange(K0))
+            continue
         to = match_new(gain, C, N, match_thr, n_neighbors)
         fresh = to < 0
         to[fresh] = C.K + np.arange(fresh.sum())
@@ -255,6 +296,8 @@ def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen
 
     def apply(t):
         nonlocal C, ek, target
+        if np.array_equal(t, np.arange(C.K)):   # nothing merged or dropped: identity
+            return
         t, K = relabel(t)
         C, ek = regroup(C, t, K), regroup_ek(ek, t, K)
         target = np.where(target >= 0, t[np.maximum(target, 0)], -1)
