@@ -177,6 +177,13 @@ class ObsFamily(ABC):
     def log_predictive(self, block: Block, stats: SuffStats) -> np.ndarray:
         """log f_k(x_i), the posterior predictive of each row under each cluster, shape (n, K)."""
 
+    def _predict_dense(self, X: np.ndarray, stats: SuffStats, log_pred_block) -> np.ndarray:
+        """(n, K) log predictives of a validated dense block by the family's numba block kernel
+        ``log_pred_block(X, state, K, out)``, with the state built for K + 1 slots."""
+        out = np.empty((X.shape[0], stats.K))
+        log_pred_block(X, self.kernel_state(stats, stats.K + 1), stats.K, out)
+        return out
+
     @abstractmethod
     def posterior_mean(self, stats: SuffStats) -> dict[str, np.ndarray]:
         """Posterior mean parameters per cluster (e.g. ``{"theta": (K, V)}``)."""

@@ -118,11 +118,7 @@ class Bernoulli(ObsFamily):
         return (betaln(a + s1, b + n - s1) - betaln(a, b)).sum(axis=1)
 
     def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
-        X = self._block(block)
-        K = stats.K
-        out = np.empty((X.shape[0], K))
-        kern.log_pred_block(X, self.kernel_state(stats, K + 1), K, out)
-        return out
+        return self._predict_dense(self._block(block), stats, kern.log_pred_block)
 
     def posterior_mean(self, stats: SuffStats) -> dict:
         """p_kj = (a_j + s_kj)/(a_j + b_j + n_k), shape (K, d)."""

@@ -165,11 +165,7 @@ class Gaussian(ObsFamily):
                 + 0.5 * d * (np.log(self.kappa0) - np.log(kn)))
 
     def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
-        X = self._block(block)
-        K = stats.K
-        out = np.empty((X.shape[0], K))
-        kern.log_pred_block(X, self.kernel_state(stats, K + 1), K, out)
-        return out
+        return self._predict_dense(self._block(block), stats, kern.log_pred_block)
 
     def posterior_mean(self, stats: SuffStats) -> dict:
         """``mean`` μ_n (K, d) and ``cov`` E[Σ] = Λ_n/(ν_n − d − 1) (K, d, d; needs ν_n > d + 1)."""
