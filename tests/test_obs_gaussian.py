@@ -107,3 +107,34 @@ def test_validation():
         fam.resolve(DataSummary(10, 3, "dense"))
     with pytest.raises(ValueError):
         fam.log_predictive(np.zeros((4, 3)), fam.zero_stats(1))
+
+
+def test_stats_hard_matches_numpy_reference(rng):
+    fam = Gaussian(np.full(3, 2.0), 0.5, 5.0, np.eye(3))
+    X, z = data(rng, 60, 3, offset=4.0), rng.integers(0, 4, 60)
+    s = fam.stats_hard(X, z, 5)                     # cluster 4 stays empty
+    for k in range(5):
+        Y = X[z == k] - fam.mu0
+        assert s.n[k] == len(Y)
+        np.testing.assert_allclose(s["sx"][k], Y.sum(axis=0), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(s["sxx"][k], Y.T @ Y, rtol=1e-12, atol=1e-12)
+
+
+def test_principal_halves_match_the_cut_of_a_large_sample(rng):
+    """Halves add up to the cluster exactly and match the two sides of a cut through the mean
+    across the principal axis of a large Gaussian sample."""
+    fam = Gaussian(np.array([1.0, -2.0]), 0.5, 4.0, np.eye(2))
+    A = np.array([[3.0, 0.0], [1.0, 0.5]])
+    X = rng.normal(size=(200_000, 2)) @ A.T + np.array([5.0, 1.0])
+    st = fam.stats_hard(X, np.zeros(len(X), dtype=int), 1)
+    h = fam.principal_halves(st)
+    assert h.K == 2 and h.sum().allclose(st, rtol=1e-10, atol=1e-8)
+    v = np.linalg.eigh(np.cov(X.T))[1][:, -1]
+    side = ((X - X.mean(0)) @ v < 0).astype(int)
+    ref = fam.stats_hard(X, side, 2)
+    if h["sx"][0] @ v < h["sx"][1] @ v:                # orientation of the eigenvector
+        ref = ref.take([1, 0])
+    np.testing.assert_allclose(h.n, ref.n, rtol=0.01)
+    np.testing.assert_allclose(h["sx"] / h.n[:, None], ref["sx"] / ref.n[:, None], atol=0.02)
+    np.testing.assert_allclose(h["sxx"] / h.n[:, None, None], ref["sxx"] / ref.n[:, None, None],
+                               rtol=0.02, atol=0.05)

@@ -55,6 +55,21 @@ def test_gaussian_loglik_and_draw_moments(rng):
     np.testing.assert_allclose(np.mean([d[0] for d in draws], axis=0), mun, atol=0.05)
 
 
+@pytest.mark.parametrize("d", [1, 4])
+def test_gaussian_loglik_paths_match_reference(d, rng):
+    """All clusters (vectorised kernel) and per-row selections against scipy's density."""
+    fam = Gaussian(np.zeros(d), 1.0, d + 3.0, np.eye(d))
+    X = rng.normal(size=(30, d)) * 2
+    params = sample_params(fam, fam.stats_hard(X, np.arange(30) % 3, 3), rng)
+    mean, Ct, _ = params
+    ref = np.stack([multivariate_normal(mean[k], np.linalg.inv(Ct[k].T @ Ct[k])).logpdf(X)
+                    for k in range(3)], axis=1).reshape(30, 3)
+    np.testing.assert_allclose(loglik(fam, X, params, np.array([[0, 1, 2]])), ref, rtol=1e-9)
+    sel = rng.integers(0, 3, size=(30, 2))
+    np.testing.assert_allclose(loglik(fam, X, params, sel), np.take_along_axis(ref, sel, 1), rtol=1e-9)
+    np.testing.assert_allclose(loglik(fam, X, params, np.array([[2, 0]])), ref[:, [2, 0]], rtol=1e-9)
+
+
 def test_multinomial_and_bernoulli_loglik(rng):
     C = rng.integers(0, 3, size=(30, 6)).astype(float)
     mult = Multinomial(2.0, V=6)
@@ -118,6 +133,16 @@ def test_units_are_visited_in_uniform_order(rng):
     assert np.mean(first) == pytest.approx(0.5, abs=0.03)
 
 
+def test_warm_units_pair_the_halves_of_a_blob(rng):
+    """Warm-up grouping: the two halves of one blob form the only pair (their merge gains),
+    the far blob stays single; every cluster appears once."""
+    X = np.concatenate([rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 30.0])
+    fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
+    z = np.concatenate([(X[:200, 0] > 0).astype(int), np.full(200, 2)])     # blob 0 cut in two
+    units = sc.warm_units(rng, fam.stats_hard(X, z, 3), DP(1.0), 0.0, fam)
+    assert sorted(sorted(u) for u in units) == [[0, 1], [2]]
+
+
 def test_accept_blocks_never_empties_a_cluster():
     cur = np.array([[2, 0, 1], [1, 1, 0]])
     prop = np.array([[0, 3, 0], [0, 1, 1]])
@@ -130,12 +155,15 @@ def _blobs(n=300, seed=0):
     return r.normal(size=(n, 2)) + np.array([[0, 0], [6, 0], [0, 6]])[y], y
 
 
-def test_sub_stats_sum_to_cluster_stats_and_labels_match_stats():
+@pytest.mark.parametrize("warmup", [0, 4])
+def test_sub_stats_sum_to_cluster_stats_and_labels_match_stats(warmup):
+    """Labels and statistics agree every iteration, through warm passes (clusters dying,
+    persistent sub-clusters carried) and the switch to the exact kernel."""
     X, _ = _blobs()
     fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
     eng = InProcess()
     for snap in run_subcluster(eng, eng.partitions(X, n_partitions=3), fam, DP(1.0), n_iter=6,
-                               random_state=1, labels_every=True):
+                               random_state=1, labels_every=True, warmup=warmup):
         assert snap.stats.allclose(fam.stats_hard(X, snap.labels, snap.stats.K), rtol=1e-8, atol=1e-8)
     units = sc.draw_units(np.random.default_rng(0), snap.stats.K)
     pooled = sc.unit_stats(snap.stats, units)

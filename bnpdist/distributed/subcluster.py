@@ -14,6 +14,13 @@ One iteration, with the global state (per-cluster statistics, prior, U) on the d
 4. driver: split/merge Metropolis–Hastings on the final scan; the relabel map (cluster, side)
    → new cluster is applied by the next Gibbs pass.
 
+A warm-up iteration (``it < warmup``) is one *warm pass* instead of steps 2–3: every row draws
+z_i ∝ w_k F(x_i|θ_k) and a sub-label from z_i's persistent sub-clusters, and returns the
+statistics of the 2K sides (:func:`bnpdist.inference.subcluster.carry`); the driver pairs the
+clusters whose merge gains (:func:`~bnpdist.inference.subcluster.warm_units`) and proposes
+splits of the others along their sub-clusters.  Global state travels as one tuple per pass and
+the partitions' summaries come back through one task, so a pass is one round trip.
+
 Labels never leave the workers except when a snapshot asks for them: each pass's result
 (labels, summary) stays a task result with lineage, and the next pass takes it as input.
 Partition streams are ``partition_seed(seed, pass, partition)``; the driver draws from its own
@@ -35,6 +42,7 @@ from ..inference.gibbs import log_partition_joint
 from ..inference.labels import remap_labels
 from ..inference.snapshot import Snapshot
 from ..kernels.subcluster import draw_rows, unit_logq
+from ..obs import Gaussian
 from ..obs.draws import loglik, sample_params
 from .dataset import DistData
 from .seeds import resolve_seed
@@ -45,9 +53,9 @@ DRIVER_KEY = (2**32 - 1,)
 
 # --- partition tasks -------------------------------------------------------------------------
 def _stats(family, block, labels, K):
-    """Statistics of hard labels; small blocks through a dense one-hot (scipy's per-call
-    overhead dominates there)."""
-    if len(labels) * K <= 1 << 16:
+    """Statistics of hard labels; small blocks of the scipy-based families through a dense
+    one-hot (scipy's per-call overhead dominates there; the Gaussian's is one numba pass)."""
+    if len(labels) * K <= 1 << 16 and not isinstance(family, Gaussian):
         return family.stats(block, np.eye(K)[labels])
     return family.stats_hard(block, labels, K)
 
@@ -57,8 +65,10 @@ def _start_task(block, seed, labels, family, K):
     return (labels, np.zeros_like(labels)), _stats(family, block, labels, K)
 
 
-def _gibbs_task(block, seed, prev, relabel, family, params, logw):
-    """Relabel, then z'_i ∝ w_k F(x_i | θ_k); returns ((z, z'), (stats of z, stats of z'))."""
+def _gibbs_task(block, seed, prev, glob):
+    """Relabel, then z'_i ∝ w_k F(x_i | θ_k); returns ((z, z'), (stats of z, stats of z')).
+    ``glob`` = (relabel, family, params, log w)."""
+    relabel, family, params, logw = glob
     z = relabel[prev[0][0], prev[0][1]]
     K, n = len(logw), n_rows(block)
     ll = loglik(family, block, params, np.arange(K)[None, :])
@@ -68,10 +78,11 @@ def _gibbs_task(block, seed, prev, relabel, family, params, logw):
     return (z, zp), (_stats(family, block, z, K), _stats(family, block, zp, K))
 
 
-def _scan_task(block, seed, prev, pick, keep, unit_of, side, family, params, logpi):
+def _scan_task(block, seed, prev, pick, glob):
     """Sub-labels b_i ∝ π̄_{u,h} F(x_i | θ̄_{u,h}) in the unit u of z_i = keep[prev[pick]]
     (``keep`` renumbers the live clusters); returns ((z, b), (statistics of the 2U sides,
-    launch log probabilities (U, 2)))."""
+    launch log probabilities (U, 2))).  ``glob`` = (keep, unit_of, side, family, θ̄, log π̄)."""
+    keep, unit_of, side, family, params, logpi = glob
     z = keep[prev[0][pick]]
     n, nU = n_rows(block), len(logpi)
     unit = unit_of[z]
@@ -84,6 +95,23 @@ def _scan_task(block, seed, prev, pick, keep, unit_of, side, family, params, log
     return (z, b), (_stats(family, block, 2 * unit + b, 2 * nU), logq)
 
 
+def _warm_task(block, seed, glob):
+    """Warm-up pass: z_i ∝ w_k F(x_i | θ_k), then b_i ∝ π̄_{z_i,h} F(x_i | θ̄_{z_i,h}) from z_i's
+    persistent sub-clusters; returns ((z, b), statistics of the 2K sides 2z + b).
+    ``glob`` = (family, θ, log w, θ̄, log π̄)."""
+    family, params, logw, sub_params, logpi = glob
+    rng = np.random.default_rng(seed)
+    K, n = len(logw), n_rows(block)
+    ll = loglik(family, block, params, np.arange(K)[None, :])
+    ll += logw
+    z, b = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    draw_rows(ll, rng.random(n), z)
+    ll = loglik(family, block, sub_params, np.stack([2 * z, 2 * z + 1], axis=1))
+    ll += logpi[z]
+    draw_rows(ll, rng.random(n), b)
+    return (z, b), _stats(family, block, 2 * z + b, 2 * K)
+
+
 # --- engine helpers --------------------------------------------------------------------------
 def _per_partition(engine, data: DistData, items) -> DistData:
     """Task results (or values) as an argument partitioned like ``data`` (tokenised for the
@@ -94,11 +122,17 @@ def _per_partition(engine, data: DistData, items) -> DistData:
     return DistData(items, "state", 0, data.n_rows, token)
 
 
+def _summary_list(*results) -> list:
+    return [r[1] for r in results]
+
+
 def _summaries(engine, results: list) -> list:
-    """The second element of every partition's result, in partition order (labels stay put)."""
+    """The second element of every partition's result, in partition order (labels stay put),
+    collected by one task."""
     if not hasattr(engine, "client"):
-        return [r[1] for r in results]
-    return engine.client.gather([engine.client.submit(operator.itemgetter(1), f) for f in results])
+        return _summary_list(*results)
+    key = f"sc-summaries-{tokenize([f.key for f in results])}"
+    return engine.client.submit(_summary_list, *results, key=key).result()
 
 
 def _labels(engine, results: list, relabel: np.ndarray) -> np.ndarray:
@@ -116,7 +150,7 @@ def _total(parts: list):
 
 # --- driver ----------------------------------------------------------------------------------
 def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=None,
-                   init_labels=None, launch_scans: int = 2, warmup: int = 0,
+                   init_labels=None, launch_scans: int = 1, warmup: int = 0,
                    labels_every: bool = False) -> Iterator[Snapshot]:
     """Run the exact sub-cluster sampler; yield one :class:`Snapshot` per iteration.
 
@@ -125,10 +159,12 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     engine : :class:`~bnpdist.distributed.Engine` or ``InProcess``
     data : a DistData, or anything ``engine.partitions`` takes
     family : a *resolved* observation family; prior : ``DP`` or ``NGGP``
-    n_iter : iterations (each: one Gibbs pass, ``launch_scans + 1`` scan passes)
+    n_iter : iterations (each: one Gibbs pass and ``launch_scans + 1`` scan passes; one warm
+        pass during the warm-up)
     random_state : int seed (None: fresh entropy)
     init_labels : (n,) initial labels (any integers ≥ 0); default: one cluster
-    launch_scans : sub-cluster Gibbs scans before the final scan of each launch
+    launch_scans : sub-cluster Gibbs scans before the final scan of each launch (any value
+        ≥ 0 is exact; each costs a pass over the data)
     warmup : first iterations run the (inexact) warm-up kernel, see
         :mod:`bnpdist.inference.subcluster`; ``Snapshot.info["exact"]`` tells which
     labels_every : labels in every snapshot (else only in the last one)
@@ -154,49 +190,69 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     n = data.n_total
     U = prior.sample_u(rng, 0.0, n, K)
     passes = launch_scans + 2
+    moved = None                  # warm-up: the last moves, for the persistent sub-clusters
     for it in range(int(n_iter)):
         tic = time.perf_counter()
-        # 1. hyperparameters
+        exact = it >= warmup
+        # 1. hyperparameters, weights and parameters
         U = prior.sample_u(rng, U, n, stats.K)
         prior = prior.resample(rng, n, stats.K, U, stats.n)
-        # 2. restricted Gibbs pass
         logw = sc.log_weights(rng, stats.n, prior.sigma)
         params = sample_params(family, stats, rng)
-        results = engine.map(_gibbs_task, data, _per_partition(engine, data, results), relabel, family,
-                             params, logw, seed=seed, pass_id=it * passes, key="sc-gibbs")
-        pairs = _summaries(engine, results)
-        exact = it >= warmup
-        accept = (sc.accept_blocks(np.array([c.n for c, _ in pairs]), np.array([p.n for _, p in pairs]))
-                  if exact else np.ones(len(pairs), dtype=bool))
-        stats = _total([p if a else c for (c, p), a in zip(pairs, accept)])
-        live = stats.n > 0.5
-        keep = np.cumsum(live) - 1
-        stats = stats.take(live)
-        pick = _per_partition(engine, data, [int(a) for a in accept])
-        # 3. launches and scan passes
-        units = sc.draw_units(rng, stats.K)
-        unit_of, side = sc.unit_maps(units, stats.K)
-        sub_params, logpi = sc.launch(family, sc.unit_stats(stats, units), rng)
-        for t in range(launch_scans + 1):
-            results = engine.map(_scan_task, data, _per_partition(engine, data, results), pick, keep,
-                                 unit_of, side, family, sub_params, logpi, seed=seed,
-                                 pass_id=it * passes + 1 + t, key="sc-scan")
-            pick, keep = _per_partition(engine, data, [0] * data.n_partitions), np.arange(stats.K)
-            summ = _summaries(engine, results)
-            sub = _total([s for s, _ in summ])
-            if t < launch_scans:
-                sub_params, logpi = sc.refine(family, sub, rng)
-        logq = _total([q for _, q in summ])
+        if exact:
+            # 2. restricted Gibbs pass
+            results = engine.map(_gibbs_task, data, _per_partition(engine, data, results),
+                                 (relabel, family, params, logw), seed=seed, pass_id=it * passes,
+                                 key="sc-gibbs")
+            pairs = _summaries(engine, results)
+            accept = sc.accept_blocks(np.array([c.n for c, _ in pairs]), np.array([p.n for _, p in pairs]))
+            stats = _total([p if a else c for (c, p), a in zip(pairs, accept)])
+            live = stats.n > 0.5
+            keep = np.cumsum(live) - 1
+            stats = stats.take(live)
+            pick = _per_partition(engine, data, [int(a) for a in accept])
+            # 3. launches and scan passes
+            units = sc.draw_units(rng, stats.K)
+            unit_of, side = sc.unit_maps(units, stats.K)
+            sub_params, logpi = sc.launch(family, sc.unit_stats(stats, units), rng)
+            for t in range(launch_scans + 1):
+                results = engine.map(_scan_task, data, _per_partition(engine, data, results), pick,
+                                     (keep, unit_of, side, family, sub_params, logpi), seed=seed,
+                                     pass_id=it * passes + 1 + t, key="sc-scan")
+                pick, keep = _per_partition(engine, data, [0] * data.n_partitions), np.arange(stats.K)
+                summ = _summaries(engine, results)
+                sub = _total([s for s, _ in summ])
+                if t < launch_scans:
+                    sub_params, logpi = sc.refine(family, sub, rng)
+            logq = _total([q for _, q in summ])
+            n_blocks = int(accept.sum())
+        else:
+            # 2–3. one pass: z and the sub-labels of the persistent sub-clusters
+            sub_params, logpi = (sc.launch(family, stats, rng) if moved is None
+                                 else sc.carry(family, *moved, stats, rng))
+            results = engine.map(_warm_task, data, (family, params, logw, sub_params, logpi),
+                                 seed=seed, pass_id=it * passes, key="sc-warm")
+            sides = _total(_summaries(engine, results))
+            live = np.repeat((sides.n[0::2] + sides.n[1::2]) > 0.5, 2)
+            keep = np.cumsum(live[0::2]) - 1
+            sides = sides.take(live)
+            stats = sides.take(np.arange(0, sides.K, 2)) + sides.take(np.arange(1, sides.K, 2))
+            units = sc.warm_units(rng, stats, prior, U, family)
+            sub, logq = sc.unit_sides(units, stats, sides), np.zeros((len(units), 2))
+            n_blocks = data.n_partitions
         # 4. split / merge
         logu = np.log(rng.random(len(units)))
-        relabel, stats, moved, _ = sc.split_merge(units, logu, stats, sub, logq, prior, U, family,
-                                                  exact)
+        old = stats
+        relabel, stats, accepted, _ = sc.split_merge(units, logu, stats, sub, logq, prior, U, family,
+                                                     exact)
+        moved = None if exact else (units, accepted, relabel, sides, old)
+        relabel = relabel if exact else relabel[keep]
         single = np.array([len(m) == 1 for m in units])
-        n_split, n_merge = int(np.sum(moved & single)), int(np.sum(moved & ~single))
+        n_split, n_merge = int(np.sum(accepted & single)), int(np.sum(accepted & ~single))
         last = it == int(n_iter) - 1
         yield _snapshot(engine, results, relabel, stats, prior, U, family, it, n,
                         labels_every or last, seconds=time.perf_counter() - tic, exact=exact,
-                        accepted_blocks=int(accept.sum()), splits=n_split, merges=n_merge)
+                        accepted_blocks=n_blocks, splits=n_split, merges=n_merge)
 
 
 def _snapshot(engine, results, relabel, stats, prior, U, family, step, n, with_labels, **info):

@@ -21,7 +21,8 @@ composed of kernels that each leave it invariant:
    otherwise broken into two single units; the moves visit the units in uniformly random
    order (an order tied to the grouping's structure breaks invariance: a split turns a single
    into a pair in place).  Every unit's rows S get their own two sub-clusters
-   ("launch"): parameters drawn from a tempered posterior given the statistics of S, then
+   ("launch"): parameters drawn given statistics that are a function of S only
+   (:func:`launch_sides`: the Gaussian's cut across the principal axis of S), then
    ``launch_scans`` sub-cluster Gibbs scans (sub-label ∝ π̄_h F(x|θ̄_h); π̄ ~ Dir(n_l+1, n_r+1),
    θ̄_h ~ p(θ | x_h)), then a final scan.  A single unit proposes splitting along the final
    sub-labels; a pair proposes merging, and the final scan scores the reverse split.  Because
@@ -37,10 +38,14 @@ composed of kernels that each leave it invariant:
    Chang & Fisher carry sub-clusters across iterations; their conditional then depends on
    z through an intractable normaliser, so here they are relaunched every iteration.
 
-Warm-up (``exact=False``): Chang & Fisher's ratios without the launch terms (log q) and
-restricted Gibbs that lets clusters die.  Not invariant, but a fast route to a good state
-(exact merges of an over-split cluster are exponentially rare in n); the chain is exact from
-the first iteration after the warm-up on.
+Warm-up (``exact=False``): Chang & Fisher's sampler as published, one pass over the data per
+iteration: persistent sub-clusters (each cluster keeps two, refined once per iteration,
+:func:`carry`), z and the sub-labels drawn in the same pass, restricted Gibbs that lets
+clusters die, and split/merge ratios without the launch terms (log q).  Merges are proposed
+for the pairs whose merge raises the target (:func:`warm_units`, greedy, with the two
+clusters as the merge's sides, :func:`unit_sides`), splits for every other cluster.  Not
+invariant, but a fast route to a good state (exact merges of an over-split cluster are
+exponentially rare in n); the chain is exact from the first iteration after the warm-up on.
 """
 from __future__ import annotations
 
@@ -107,6 +112,41 @@ def draw_units(rng: np.random.Generator, K: int) -> list[tuple]:
     return [units[i] for i in rng.permutation(len(units))]
 
 
+#: warm-up merge candidates: at most this many pairs scored per iteration (a random subset
+#: beyond), in chunks of at most this many statistics entries
+MAX_PAIRS, CHUNK = 4096, 1 << 22
+
+
+def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, family) -> list[tuple]:
+    """Warm-up grouping: every pair (k, j) whose merge raises the target, log g(k ∪ j) − log g(k)
+    − log g(j) > 0, greedily from the largest gain (each cluster in one pair), the other clusters
+    single units; in random order.  (Random pairs find the two halves of an over-split cluster
+    with probability ~1/K an iteration; a merge is then exponentially rare once exact.)  Beyond
+    :data:`MAX_PAIRS` pairs a uniform subset of them is scored."""
+    K = stats.K
+    k, j = np.triu_indices(K, 1)
+    if len(k) > MAX_PAIRS:
+        pick = np.sort(rng.choice(len(k), MAX_PAIRS, replace=False))
+        k, j = k[pick], j[pick]
+    g = log_cluster_terms(prior, U, family, stats)
+    step = max(1, CHUNK * K // max(sum(v.size for v in stats.arrays.values()), 1))
+
+    def merged_terms(a):
+        return log_cluster_terms(prior, U, family, stats.take(k[a:a + step]) + stats.take(j[a:a + step]))
+
+    gain = np.concatenate([merged_terms(a) for a in range(0, len(k), step)] or [np.zeros(0)])
+    gain -= g[k] + g[j]
+    used, units = np.zeros(K, dtype=bool), []
+    for p in np.argsort(-gain):
+        if gain[p] <= 0:
+            break
+        if not (used[k[p]] or used[j[p]]):
+            units.append((int(k[p]), int(j[p])))
+            used[[k[p], j[p]]] = True
+    units += [(int(c),) for c in np.flatnonzero(~used)]
+    return [units[i] for i in rng.permutation(len(units))]
+
+
 def unit_maps(units: list[tuple], K: int) -> tuple[np.ndarray, np.ndarray]:
     """``(unit_of (K,), side (K,))``: each cluster's unit, and its side in a pair (−1: single)."""
     unit_of, side = np.empty(K, dtype=np.int64), np.full(K, -1, dtype=np.int64)
@@ -132,12 +172,22 @@ def unit_stats(stats: SuffStats, units: list[tuple]) -> SuffStats:
 
 # --- launches ------------------------------------------------------------------------------
 def launch(family, ustats: SuffStats, rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
-    """First sub-clusters of each unit: two independent draws from the posterior given the
-    unit's statistics tempered to one row's weight (spread like data points), π̄ = (½, ½).
-    Returns (params for the 2U sub-clusters, sub-cluster 2u + h), log π̄ (U, 2))."""
-    temper = ustats.scale(1.0 / np.maximum(ustats.n, 1.0))
-    params = sample_params(family, temper.take(np.repeat(np.arange(ustats.K), 2)), rng)
-    return params, np.full((ustats.K, 2), -LOG2)
+    """First sub-clusters of each unit: θ̄ ~ p(θ | side statistics of :func:`launch_sides`), a
+    function of the unit's pooled statistics only, and π̄ = (½, ½).  Returns (params for the 2U
+    sub-clusters, sub-cluster 2u + h), log π̄ (U, 2))."""
+    return sample_params(family, launch_sides(family, ustats), rng), np.full((ustats.K, 2), -LOG2)
+
+
+def launch_sides(family, stats: SuffStats) -> SuffStats:
+    """Launch statistics of two sides per cluster or unit (2k, 2k+1): the family's
+    ``principal_halves`` where it has them (a cut across the principal axis finds two separated
+    groups at once, where random sub-clusters can stall for many scans with half of each
+    group on either side), else the statistics tempered to one row's weight, twice (two
+    independent draws spread like data points)."""
+    halves = getattr(family, "principal_halves", None)
+    if halves is not None:
+        return halves(stats)
+    return stats.scale(1.0 / np.maximum(stats.n, 1.0)).take(np.repeat(np.arange(stats.K), 2))
 
 
 def refine(family, sub: SuffStats, rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
@@ -146,6 +196,41 @@ def refine(family, sub: SuffStats, rng: np.random.Generator) -> tuple[tuple, np.
     params = sample_params(family, sub, rng)
     lg = log_gamma_draws(rng, sub.n.reshape(-1, 2) + 1.0)
     return params, lg - np.logaddexp(lg[:, :1], lg[:, 1:])
+
+
+def unit_sides(units: list[tuple], stats: SuffStats, sub: SuffStats) -> SuffStats:
+    """Warm-up: the two sides of each unit from persistent sub-clusters (``sub``: sides 2k, 2k+1
+    of every cluster k): a single unit's sub-clusters, a pair's two clusters."""
+    K = stats.K
+    idx = [(2 * m[0], 2 * m[0] + 1) if len(m) == 1 else (2 * K + m[0], 2 * K + m[1]) for m in units]
+    return sub.concat(stats).take(np.array(idx, dtype=np.int64).ravel())
+
+
+def carry(family, units, accepted, relabel, sub: SuffStats, old: SuffStats, new: SuffStats,
+          rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
+    """Warm-up sub-clusters of the clusters after the moves (Chang & Fisher's persistent
+    sub-clusters): a cluster the moves left alone keeps its sides ``sub[2c], sub[2c+1]``, a
+    merge k ∪ j has k and j as sides, and the two halves of a split, and a cluster with an
+    empty side (whose draw from the prior would never attract a row), are relaunched
+    (:func:`launch_sides`).  Returns (params of the 2K' sides, log π̄ (K', 2)) as :func:`refine`."""
+    K = old.K
+    src = 3 * K + np.arange(2 * new.K).reshape(-1, 2)                 # default: relaunch
+    fresh = np.zeros(new.K, dtype=bool)
+    for u, m in enumerate(units):
+        if len(m) == 1 and accepted[u]:
+            fresh[relabel[m[0]]] = True
+        elif len(m) == 2 and accepted[u]:
+            src[relabel[m[0], 0]] = (2 * K + m[0], 2 * K + m[1])
+        else:
+            for c in m:
+                if min(sub.n[2 * c], sub.n[2 * c + 1]) > 0.5:
+                    src[relabel[c, 0]] = (2 * c, 2 * c + 1)
+                else:
+                    fresh[relabel[c, 0]] = True
+    pool = sub.concat(old).concat(launch_sides(family, new))
+    params, logpi = refine(family, pool.take(src.ravel()), rng)
+    logpi[fresh] = -LOG2
+    return params, logpi
 
 
 # --- split / merge -------------------------------------------------------------------------

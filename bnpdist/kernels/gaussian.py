@@ -115,3 +115,19 @@ def log_pred_block(X, state, nslots, out):
     """out[i, k] = log f_k(x_i) for every row of a dense block and the first ``nslots`` clusters."""
     for i in range(X.shape[0]):
         score_row(X[i], state, nslots, out[i])
+
+
+@numba.njit(nogil=True, cache=True)
+def hard_stats(X, mu0, labels, n, sx, sxx):
+    """(n, s, S)_k += Σ_{i: labels_i = k} (1, y_i, y_i y_iᵀ), y = x − μ0, in one pass over the rows."""
+    d = X.shape[1]
+    y = np.empty(d)
+    for i in range(X.shape[0]):
+        k = labels[i]
+        n[k] += 1.0
+        for a in range(d):
+            y[a] = X[i, a] - mu0[a]
+        for a in range(d):
+            sx[k, a] += y[a]
+            for b in range(d):
+                sxx[k, a, b] += y[a] * y[b]

@@ -56,27 +56,58 @@ def _gaussian_sample(family: Gaussian, stats, rng) -> tuple:
 
 
 @numba.njit(nogil=True, cache=True)
-def gaussian_loglik(X, mean, Ct, cst, sel, out):
-    """out[i, j] = cst_k − ½‖Cᵀ_k (x_i − μ_k)‖², k = sel[i, j] (sel of one row: shared)."""
+def gaussian_loglik(X, C, B, cst, sel, out):
+    """out[i, j] = cst_k − ½‖Cᵀ_k x_i − b_k‖², b_k = Cᵀ_k μ_k, k = sel[i, j] (per-row ``sel``;
+    C_k lower triangular, stored full so that the projection runs over contiguous rows)."""
     n, d = X.shape
-    y = np.empty(d)
+    z = np.empty(d)
     for i in range(n):
-        row = sel[i] if sel.shape[0] > 1 else sel[0]
-        for j in range(row.shape[0]):
-            k = row[j]
+        for j in range(sel.shape[1]):
+            k = sel[i, j]
             for a in range(d):
-                y[a] = X[i, a] - mean[k, a]
+                z[a] = -B[k, a]
+            for b in range(d):
+                xb = X[i, b]
+                for a in range(d):
+                    z[a] += xb * C[k, b, a]
             q = 0.0
             for a in range(d):
-                s = 0.0
-                for b in range(a, d):
-                    s += Ct[k, a, b] * y[b]
-                q += s * s
+                q += z[a] * z[a]
             out[i, j] = cst[k] - 0.5 * q
 
 
+@numba.njit(nogil=True, cache=True)
+def gaussian_loglik_all(X, WT, B, cst, out):
+    """out[i, k] = cst_k − ½ Σ_a (xᵢᵀ WT[:, kd + a] − B[kd + a])², WT[b, kd + a] = Cᵀ_k[a, b]:
+    every row against every cluster, the K·d projections of a row as one vectorised pass."""
+    n, d = X.shape
+    M = WT.shape[1]
+    z = np.empty(M)
+    for i in range(n):
+        for r in range(M):
+            z[r] = -B[r]
+        for b in range(d):
+            xb = X[i, b]
+            for r in range(M):
+                z[r] += xb * WT[b, r]
+        for k in range(cst.shape[0]):
+            q = 0.0
+            for r in range(k * d, k * d + d):
+                q += z[r] * z[r]
+            out[i, k] = cst[k] - 0.5 * q
+
+
 def _gaussian_loglik(block, params, sel, out):
-    gaussian_loglik(np.ascontiguousarray(block, dtype=np.float64), *params, sel, out)
+    mean, Ct, cst = params
+    X = np.ascontiguousarray(block, dtype=np.float64)
+    B = np.einsum("kab,kb->ka", Ct, mean)
+    K, d = mean.shape
+    if sel.shape[0] == 1 and np.array_equal(sel[0], np.arange(K)):
+        WT = np.ascontiguousarray(Ct.transpose(2, 0, 1).reshape(d, K * d))
+        gaussian_loglik_all(X, WT, B.reshape(-1), cst, out)
+    else:
+        gaussian_loglik(X, np.ascontiguousarray(np.swapaxes(Ct, 1, 2)), B, cst,
+                        np.broadcast_to(sel, (X.shape[0], sel.shape[1])), out)
 
 
 # --- Multinomial (Dirichlet) ---------------------------------------------------------------

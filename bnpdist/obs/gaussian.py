@@ -57,6 +57,11 @@ class Gaussian(ObsFamily):
     Λ0 = max(ν0 − d − 1, 1) · 0.1 · C, so that E[Σ] = Λ0/(ν0−d−1) = 0.1·C: a cluster's
     covariance is a tenth of the data's, its mean almost anywhere (κ0 small).  A singular C
     gets a ridge of 1e-6·trace(C)/d·I; C = 0 or unknown is replaced by I, an unknown mean by 0.
+    Coordinates that are (nearly) constant within groups of rows, e.g. integer pixels that are
+    mostly 0, let a cluster gain ½ log(σ²_j/σ²_j|cluster) per row, which grows with the
+    cluster's size while the prior's weight is fixed: no choice of (κ0, ν0, Λ0) prevents the
+    posterior from clustering on them (raw ``load_digits``: docs/SAMPLERS.md, Benchmarks);
+    reduce such data to principal components first.
     """
 
     name = "Gaussian"
@@ -142,10 +147,32 @@ class Gaussian(ObsFamily):
                                      "sx": np.asarray(R.T @ X), "sxx": sxx})
 
     def stats_hard(self, block, labels, K: int) -> SuffStats:
-        labels = np.asarray(labels)
-        onehot = sp.csr_matrix((np.ones(len(labels)), (np.arange(len(labels)), labels)),
-                               shape=(len(labels), K))
-        return self.stats(block, onehot)
+        """The statistics of hard labels (one numba pass, :func:`~bnpdist.kernels.gaussian.hard_stats`)."""
+        X, d = self._block(block), self._d()
+        labels = np.ascontiguousarray(labels, dtype=np.int64)
+        if labels.shape != (X.shape[0],):
+            raise ValueError(f"labels has shape {labels.shape}, block has {X.shape[0]} rows")
+        n, sx, sxx = np.zeros(K), np.zeros((K, d)), np.zeros((K, d, d))
+        kern.hard_stats(X, self.mu0, labels, n, sx, sxx)
+        return SuffStats(self.name, {"n": n, "sx": sx, "sxx": sxx})
+
+    def principal_halves(self, stats: SuffStats) -> SuffStats:
+        """Statistics of the two halves of each cluster (2k, 2k+1) cut through its mean x̄ across
+        the principal axis v (eigenvalue λ) of its scatter covariance Σ, as for a Gaussian: n/2 rows
+        each, means x̄ ± √(2λ/π) v and covariance Σ − (2/π) λ v vᵀ; the halves add up to the
+        cluster exactly.  (The sub-cluster sampler's launch: two well-separated groups in one
+        cluster fall on either side.)"""
+        n = np.maximum(stats.n, 1e-300)
+        ybar = stats["sx"] / n[:, None]
+        cov = stats["sxx"] / n[:, None, None] - ybar[:, :, None] * ybar[:, None, :]
+        lam, vec = np.linalg.eigh(0.5 * (cov + np.swapaxes(cov, 1, 2)))
+        lam, v = np.maximum(lam[:, -1], 0.0), vec[:, :, -1]
+        shift = np.sqrt(2.0 * lam / np.pi)[:, None] * v
+        half_cov = cov - (2.0 / np.pi) * lam[:, None, None] * v[:, :, None] * v[:, None, :]
+        m = np.stack([ybar + shift, ybar - shift], axis=1).reshape(-1, ybar.shape[1])
+        nh = np.repeat(stats.n / 2.0, 2)
+        sxx = np.repeat(half_cov, 2, axis=0) + m[:, :, None] * m[:, None, :]
+        return SuffStats(self.name, {"n": nh, "sx": nh[:, None] * m, "sxx": nh[:, None, None] * sxx})
 
     # --- densities -----------------------------------------------------------------------
     def _posterior(self, stats: SuffStats):
