@@ -5,7 +5,8 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
 * ``main_table(what, n_docs) -> str`` — a Markdown table of the measurements named in ``what``:
   ``"product"`` (X·W, numba and scipy), ``"adf"``, ``"ep"`` (:func:`adf_ep_benchmark`, one
   process, ``n_docs`` rows), ``"read"`` (:func:`read_benchmark`) and ``"scale"``
-  (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster).
+  (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster) and ``"auto"``
+  (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit).
 * :func:`adf_ep_benchmark`, :func:`scaling_benchmark`, :func:`read_benchmark`,
   :func:`product_bounds` return :class:`Row` objects; :func:`table` formats them and
   :func:`write_section` puts a table into a Markdown file (``docs/BENCHMARKS.md``).
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 #: what main_table can measure
-WHAT = ("product", "adf", "ep", "read", "scale")
+WHAT = ("product", "adf", "ep", "read", "scale", "auto")
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
 BETA_PER_WORD = 0.01
 EPSILON = 0.01
@@ -182,6 +183,24 @@ def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 
             row(f"EP pass + merge stage (×{len(phases) - 1})", ep, K=K)]
 
 
+def auto_benchmark(n_docs: int = 20_000, *, seed: int = 0, X=None) -> Row:
+    """The ``hyperparameters="auto"`` search (β, a, σ unset) against one default one-pass ADF
+    fit with ``hyperparameters="fixed"``, on ``X`` or ``make_nyt_like(n_docs, seed=seed)``: CPU
+    seconds of each in this process and their ratio (issue 7's target: ≤ 1×)."""
+    from .data.synthetic import make_nyt_like
+    from .mixture import BNPMixture
+    if X is None:
+        X = make_nyt_like(n_docs, seed=seed)[0]
+    t0 = _clock()
+    BNPMixture(hyperparameters="fixed", random_state=seed).fit(X)
+    fit = _since(t0)
+    rec = BNPMixture(random_state=seed).fit(X).hyper_search_
+    return Row(f"auto search, {X.n_rows:,} docs", rec["seconds"],
+               {"candidates": len(rec["candidates"]), "subsample": rec["subsample"],
+                "one fit CPU s": f"{fit[1]:.3f}", "search / fit": f"{rec['cpu_seconds'] / fit[1]:.2f}×"},
+               rec["cpu_seconds"])
+
+
 class PeakMemory:
     """Peak of the summed resident memory of this process and all its descendants, sampled
     every ``interval`` seconds in a thread (``with PeakMemory() as m: ...; m.peak`` bytes)."""
@@ -328,6 +347,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows += read_corpus_benchmark(n_docs, engine=engine)
     if "scale" in what:
         rows += scaling_benchmark(n_docs, engine=engine)
+    if "auto" in what:
+        rows.append(auto_benchmark(n_docs))
     return table(rows)
 
 

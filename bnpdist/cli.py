@@ -168,7 +168,8 @@ def model_options(f):
         click.option("--hyperparameters", type=click.Choice(["auto", "fixed"]), default="auto",
                      show_default=True,
                      help="auto: choose the hyperparameters left unset (--family, --beta, ...) by "
-                          "held-out log predictive on a subsample (fit only); fixed: data-driven defaults."),
+                          "held-out log predictive on a subsample (stream: on its first batch); "
+                          "fixed: data-driven defaults."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -389,11 +390,12 @@ def demo(out, seed, **kw):
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale"]), multiple=True,
+@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "auto"]), multiple=True,
               default=("product", "adf", "ep"), show_default=True,
               help="Benchmarks to run (repeatable): product = X·W bound (numba, scipy); adf / ep = "
                    "one ADF pass / EP passes in one process as ratios to X·W; read = Parquet into "
-                   "partitions on the cluster; scale = ADF + 5 EP passes on the cluster with peak memory.")
+                   "partitions on the cluster; scale = ADF + 5 EP passes on the cluster with peak memory; "
+                   "auto = the --hyperparameters auto search as a multiple of one fit.")
 @click.option("--n-docs", type=int, default=20_000, show_default=True,
               help="Documents of the NYT-shaped corpus (V = 7,841, K ≈ 100) generated for the run.")
 @cluster_options

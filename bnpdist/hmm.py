@@ -1,8 +1,10 @@
 """BNPHMM: the infinite HMM and the discriminative-state iHMM (seed 002) as an estimator.
 
 scikit-learn conventions: ``__init__`` stores parameters, fitting validates them, fitted
-attributes end in ``_``.  Sampling runs on the driver (:mod:`bnpdist.inference.ihmm`); with a
-``client`` the DIH hyperplane step is map-reduced over row partitions on that cluster.
+attributes end in ``_``.  Sampling: :func:`bnpdist.distributed.discriminative.run_ihmm_partitioned`
+on ``n_partitions`` blocks of whole sequences, in this process or on a ``client``'s cluster
+(one partition: the exact sampler of :mod:`bnpdist.inference.ihmm`; several: z per partition,
+approximate).
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from sklearn.base import BaseEstimator
 from .data.blocks import as_block, concat_rows
 from .distributed import Engine, resolve_seed
 from .distributed.dataset import is_parquet_source
-from .inference.ihmm import run_ihmm
+from .distributed.discriminative import run_ihmm_partitioned
+from .distributed.variational import InProcess
+from .hyper import search_hmm
 from .obs import Gaussian, Multinomial
 from .obs.base import DataSummary
 from .priors import HDP, Gamma
@@ -68,7 +72,13 @@ class BNPHMM(BaseEstimator):
     w : prior variance of the DIH hyperplanes
     warmup : plain sweeps before the discriminative term (10, as in the paper)
     random_state : int seed; None draws one
-    client : a ``distributed.Client`` for the DIH hyperplane step (None: this process)
+    client : a ``distributed.Client`` to sample on (None: this process)
+    n_partitions : blocks of whole sequences; 1 (default) samples z in one exact stream, more
+        sample z per block against the others' frozen counts (approximate, see
+        :mod:`bnpdist.distributed.discriminative`)
+    hyperparameters : "auto" chooses the emission prior's unset values and, with ``prior=None``,
+        the start of γ by held-out log predictive on the rows (:func:`bnpdist.hyper.search_hmm`);
+        "fixed" keeps the data-driven defaults
 
     Attributes
     ----------
@@ -77,10 +87,11 @@ class BNPHMM(BaseEstimator):
     transition_ : (K, K) posterior-mean transition matrix E[π_jk | z, β, α]
     prior_ : the HDP with its final α, γ;  obs_ : the resolved family
     stats_ : per-state sufficient statistics;  history_ : per-sweep dicts
+    hyper_search_ : dict or None, the "auto" search (as ``BNPMixture.hyper_search_``)
     """
 
     def __init__(self, prior=None, obs=None, algorithm="gibbs", n_iter=100, w=1.0, warmup=10,
-                 random_state=None, client=None):
+                 random_state=None, client=None, hyperparameters="auto", n_partitions=1):
         self.prior = prior
         self.obs = obs
         self.algorithm = algorithm
@@ -89,12 +100,16 @@ class BNPHMM(BaseEstimator):
         self.warmup = warmup
         self.random_state = random_state
         self.client = client
+        self.hyperparameters = hyperparameters
+        self.n_partitions = n_partitions
 
     def fit(self, sequences, y=None) -> "BNPHMM":
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
         if int(self.n_iter) < 1:
             raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
+        if self.hyperparameters not in ("auto", "fixed"):
+            raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
         seqs = read_sequences(sequences)
         lengths = [s.shape[0] for s in seqs]
         block = concat_rows(seqs)
@@ -102,17 +117,18 @@ class BNPHMM(BaseEstimator):
         obs = self.obs or (Multinomial() if hasattr(block, "indptr") else Gaussian())
         family = obs.resolve(_summary(block))
         self.seed_ = resolve_seed(self.random_state)
+        self.hyper_search_ = None
+        if self.hyperparameters == "auto":
+            family, prior, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, prior, self.seed_)
         self.history_ = []
-        engine = Engine(client=self.client) if self.client is not None else None
+        engine = Engine(client=self.client) if self.client is not None else InProcess()
         try:
-            data = engine.partitions(block) if engine is not None else None
-            for snap in run_ihmm(block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
-                                 w=float(self.w), warmup=int(self.warmup), n_iter=int(self.n_iter),
-                                 random_state=self.seed_, engine=engine, data=data):
+            for snap in run_ihmm_partitioned(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
+                                             w=float(self.w), warmup=int(self.warmup), n_iter=int(self.n_iter),
+                                             random_state=self.seed_, n_partitions=int(self.n_partitions)):
                 self.history_.append({k: snap[k] for k in ("step", "n_states", "seconds")})
         finally:
-            if engine is not None:
-                engine.close()
+            engine.close()
         self.labels_ = np.split(snap["labels"], np.cumsum(lengths)[:-1])
         self.n_states_ = int(snap["n_states"])
         self.transition_ = snap["transition"]

@@ -1,14 +1,14 @@
-"""Hyperparameters chosen from the data: ``BNPMixture(hyperparameters="auto")`` (issue 7).
+"""Hyperparameters chosen from the data: ``hyperparameters="auto"`` of ``BNPMixture`` and
+``BNPHMM`` (issue 7).
 
 Seed 000 (§4.2) picks its hyperparameters by a grid search on a 1,000-document subset; this
 module automates that.  Every hyperparameter the user left unset — ``obs=None`` or a family
 parameter ``None`` (Multinomial β; Gaussian κ0 and the NIW scale; Bernoulli a, b), and the
 process (``prior=None``: mass a and discount σ, σ = 0 being DP(a)) — is chosen by the mean
-held-out log predictive per row of **one ADF pass** on a random subsample of at most
-:data:`SUBSAMPLE` rows, cross-fitted over :data:`FOLDS` folds (ADF on the other folds, scored on
-the fold, so every row of the subsample is held out once: a single 20 % split held out only ~200
-rows, whose noise let an over-split candidate win, e.g. make_blobs seed 2), by coordinate search
-on log scales:
+held-out log predictive per row of **one ADF pass** on a random subsample of
+:func:`subsample_size` rows, cross-fitted over :data:`FOLDS` folds (ADF on the other folds,
+scored on the fold, so every row of the subsample is held out once), by coordinate search on
+log scales:
 
 1. each free coordinate in turn (observation prior first, then a, then σ): a geometric grid
    x0·4^k, k = −1..1, around the data-driven default (the families' ``resolve`` rules), extended by
@@ -16,8 +16,11 @@ on log scales:
    midpoints ×2^±1 of the best point; σ is tried on :data:`SIGMAS` (only values ≤ ε);
 2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others.
 
-Scores within a relative :data:`TOL` of the best are ties, won by the candidate nearest the
-defaults, so a flat direction (often the mass a) costs three candidates, not a walk.
+A candidate ties with the best when the best's mean paired gain over the held-out rows is
+within :data:`SE_RULE` standard errors; ties are won by the candidate nearest the defaults, so
+a flat or noisy direction (often the mass a) costs three candidates, not a walk (with a fixed
+relative tolerance instead, noise pulled a up to 8–16 on make_blobs and one-pass ADF on the full
+data then opened 50–125 clusters).
 
 Candidates of one grid are independent: each is an ``engine.map`` task on a one-partition copy
 of the subsample, so they run in parallel as Dask tasks on a cluster (sequentially in process
@@ -26,6 +29,7 @@ for small data).  Scores are cached, so no candidate is fitted twice.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from scipy.special import logsumexp
@@ -36,19 +40,23 @@ from .obs import Bernoulli, Gaussian, Multinomial
 from .obs.gaussian import COV_FRACTION
 from .priors import DP, NGGP
 
-#: rows of the subsample the candidates are fitted and scored on, and the training fraction
-SUBSAMPLE = 1000
-TRAIN_FRACTION = 0.8
-#: folds of the cross-fit (every row held out once; 1: the single TRAIN_FRACTION split)
+#: subsample size m = clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE) for n rows.  A candidate's
+#: cross-fit visits each subsample row about once in ADF and once in scoring, and a search tries
+#: about BUDGET candidates, so for n ≥ BUDGET·MIN_SUBSAMPLE the search visits about as many rows
+#: as one ADF pass over the data (larger data get a larger, less noisy subsample); below that
+#: the floor fixes its absolute cost (a 500-row floor let one-pass ADF miss make_blobs seed 2)
+SUBSAMPLE, MIN_SUBSAMPLE, BUDGET = 2000, 1000, 25
+#: folds of the cross-fit (every row of the subsample held out once)
 FOLDS = 2
 #: grid step (log2) of the first cycle, its half-width (in steps), and the edge extensions
 STEP, WIDTH, MAX_EXTEND = 2, 1, 3
 #: discounts tried when the prior is unset (σ = 0: the DP); τ of the NGGP candidates
 SIGMAS = (0.0, 0.25, 0.5, 0.75)
 TAU = 1.0
-#: scores within TOL·|best| of the best count as ties, won by the candidate nearest the defaults
-#: (so flat directions are not explored further)
-TOL = 1e-4
+#: a candidate ties with the best when the best's mean paired gain over the held-out rows is at
+#: most SE_RULE standard errors (+ TOL·|best|); ties are won by the candidate nearest the defaults
+#: (the one-standard-error rule: flat or noisy directions are not followed)
+SE_RULE, TOL = 2.0, 1e-4
 #: pass_id of the subsampling map (partition seeds apart from the fitting passes)
 SUBSAMPLE_PASS = 1 << 20
 
@@ -89,7 +97,7 @@ def build(family, prior, values: dict):
     elif isinstance(family, Bernoulli) and obs:
         family = Bernoulli(obs.get("a", family.a), obs.get("b", family.b), family.d)
     if "prior.a" in values:
-        a, s = values["prior.a"], values["prior.sigma"]
+        a, s = values["prior.a"], values.get("prior.sigma", 0.0)
         prior = DP(a) if s == 0.0 else NGGP(a, s, TAU)
     return family, prior
 
@@ -134,9 +142,15 @@ def _sample_rows(block, seed, p):
     return _rows(block, keep)
 
 
-def subsample(engine, data, seed: int, size: int = SUBSAMPLE):
-    """About ``size`` rows drawn uniformly from all partitions, shuffled (driver-side block)."""
-    p = min(1.0, size / max(data.n_total, 1))
+def subsample_size(n: int) -> int:
+    """Rows of the search's subsample for ``n`` rows of data (the :data:`BUDGET` rule)."""
+    return int(np.clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE))
+
+
+def subsample(engine, data, seed: int):
+    """About :func:`subsample_size` rows drawn uniformly from all partitions, shuffled
+    (driver-side block)."""
+    p = min(1.0, subsample_size(data.n_total) / max(data.n_total, 1))
     parts = gather(engine, engine.map(_sample_rows, data, p, seed=seed, pass_id=SUBSAMPLE_PASS,
                                       key="hyper-subsample"))
     block = concat_rows([b for b in parts if n_rows(b)])
@@ -154,14 +168,12 @@ class _Search:
         self.engine, self.family, self.prior, self.start = engine, family, prior, start
         self.data = engine.partitions(sub, n_partitions=1)
         n = n_rows(sub)
-        if FOLDS == 1:     # one split: train on the first TRAIN_FRACTION, score the rest
-            self.folds = [np.arange(int(round(TRAIN_FRACTION * n)), n)]
-        else:              # cross-fit: contiguous folds of the (already shuffled) subsample
-            self.folds = np.array_split(np.arange(n), FOLDS)
+        self.folds = np.array_split(np.arange(n), FOLDS)   # contiguous: the subsample is shuffled
         self.n_train = n - max(len(f) for f in self.folds)
         self.args = (epsilon, merge_threshold, seed)
         self.epsilon = epsilon
-        self.scores: dict = {}       # _key(grid position) -> score (mean held-out log predictive)
+        self.rows: dict = {}         # _key(grid position) -> held-out log predictive per row
+        self.scores: dict = {}       # _key(grid position) -> their mean
         self.tried: list = []        # (values, score) in evaluation order
 
     def values(self, pos: dict) -> dict:
@@ -174,11 +186,22 @@ class _Search:
                                    self.values(c), *self.args, key="hyper-candidate")[0] for c in todo]
         for c, rows in zip(todo, gather(self.engine, futures)):
             score = float(np.mean(rows))
+            self.rows[_key(c)] = rows
             self.scores[_key(c)] = score if np.isfinite(score) else -np.inf
             self.tried.append((self.values(c), self.scores[_key(c)]))
-        top = max(self.scores[_key(c)] for c in candidates)
-        ties = [c for c in candidates if self.scores[_key(c)] >= top - TOL * abs(top)]
+        top = max(candidates, key=lambda c: self.scores[_key(c)])
+        ties = [c for c in candidates if self.tie(top, c)]
         return min(ties, key=lambda c: (sum(abs(j) for j in c.values()), -self.scores[_key(c)]))
+
+    def tie(self, top: dict, c: dict) -> bool:
+        """``c`` is within SE_RULE paired standard errors (over the held-out rows) of ``top``."""
+        if _key(c) == _key(top):
+            return True
+        if not np.isfinite(self.scores[_key(c)]):
+            return False
+        d = self.rows[_key(top)] - self.rows[_key(c)]
+        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
+        return d.mean() <= SE_RULE * se + TOL * abs(self.scores[_key(top)])
 
     def line(self, pos: dict, name: str) -> dict:
         """Coarse grid (×4) with edge extension, then the ×2 midpoints around the best."""
@@ -210,11 +233,12 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     """Choose the ``free`` hyperparameters (:func:`free_coordinates`); returns
     ``(family, prior, record)`` with ``record`` the JSON-safe account stored as
     ``BNPMixture.hyper_search_``."""
-    tic = time.perf_counter()
-    record = {"method": f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, coordinate search on log scales",
+    tic, cpu = time.perf_counter(), time.process_time()
+    record = {"method": f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, coordinate "
+                        f"search on log scales, ties within {SE_RULE:g} paired SEs to the defaults",
               "free": sorted(free)}
     if not free:
-        return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0}
+        return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0, "cpu_seconds": 0.0}
     sub = subsample(engine, data, seed)
     s = _Search(engine, sub, family, prior, free, epsilon, merge_threshold, seed)
     pos = {k: 0 for k in free}
@@ -229,5 +253,20 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     record.update(subsample=n_rows(sub), n_train=s.n_train, chosen=chosen, score=s.scores[_key(pos)],
                   default_score=s.scores[_key(default)],
                   candidates=[{"values": v, "score": sc} for v, sc in s.tried],
-                  seconds=time.perf_counter() - tic)
+                  seconds=time.perf_counter() - tic, cpu_seconds=time.process_time() - cpu)
     return family, prior, record
+
+
+def search_hmm(block, obs_user, family, prior_user, prior, seed: int):
+    """``BNPHMM(hyperparameters="auto")``: the emission prior's unset values, and with the HDP
+    unset the start of its top-level γ, by :func:`search` on the sequences' rows.  A row's marginal
+    under the HMM is a mixture of the emission densities with weights β ~ GEM(γ), so the DP(a)
+    mixture's mass a stands for γ (no discount is searched).  The transition concentration α is
+    not identified by rows: it keeps its Gamma hyperprior, resampled every sweep as is γ.
+    Returns ``(family, prior, record)``; the record's ``prior.a`` is γ's start."""
+    free = free_coordinates(obs_user, family, prior_user)
+    free.pop("prior.sigma", None)
+    engine = InProcess()
+    family, dp, record = search(engine, engine.partitions(block), family, DP(1.0), free,
+                                epsilon=None, merge_threshold=0.0, seed=seed)
+    return family, (replace(prior, gamma=dp.alpha) if prior_user is None else prior), record

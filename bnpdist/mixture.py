@@ -28,7 +28,7 @@ from .distributed import Engine, resolve_seed
 from .distributed.dataset import is_in_memory
 from .distributed.samplers import anneal_driver, gibbs_driver, subcluster_driver
 from .distributed.variational import InProcess, VariationalRun, gather, run_adf, run_ep
-from .inference.ddpm import ddpm_driver
+from .distributed.discriminative import ddpm_driver
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
 from .hyper import free_coordinates, search
@@ -113,7 +113,10 @@ class BNPMixture(BaseEstimator):
         are still matched, at gain > 0)
     tol : EP stops when the relative L1 change of the statistics falls below ``tol``
     batch_size : rows per partition per ADF round (None: each partition in one round)
-    n_partitions : partitions of in-memory input (None: about 32 MiB each)
+    n_partitions : partitions of in-memory input (None: about 32 MiB each).  The samplers
+        "ddpm-svm" / "ddpm-lr" draw z per partition against the others' statistics frozen at
+        the sweep start when there are several (approximate, AD-LDA style); one partition
+        (e.g. ``n_partitions=1``, or small in-memory input) is the exact sampler
     random_state : int seed (EP row orders, sampler streams); None draws one
     hyper : "fixed" keeps the prior's hyperparameters; "sample" resamples them once per sweep
         in the samplers (DP α by Escobar & West, NGGP a and σ; ignored by ADF/EP)
@@ -121,8 +124,8 @@ class BNPMixture(BaseEstimator):
         samplers "ddpm-svm" / "ddpm-lr" (seed 002); unused by the other algorithms
     hyperparameters : "auto" chooses every hyperparameter left unset (``obs=None`` or a family
         parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per
-        candidate on a subsample (:mod:`bnpdist.hyper`; ``fit`` only — ``partial_fit`` uses the
-        data-driven defaults); "fixed" uses the data-driven defaults
+        candidate on a subsample (:mod:`bnpdist.hyper`; ``partial_fit`` searches on its first
+        batch and keeps the choice); "fixed" uses the data-driven defaults
     client, scheduler : a ``distributed.Client`` or scheduler address.  When both are None
         (and Dask's config names no scheduler), in-memory input up to 64 MiB with
         ``n_partitions`` None runs in this process without Dask; anything else uses an
@@ -284,9 +287,9 @@ class BNPMixture(BaseEstimator):
             if fitted:
                 prior, family = self.prior_, self.obs_
                 state = VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
-            else:
-                (prior, family), state = self._resolve(engine, data), None
-                self.history_ = []
+            else:   # the first batch: defaults resolved and "auto" searched on it
+                prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
+                state, self.history_ = None, []
             run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
                                  merge_threshold=config.merge_threshold, seed=config.seed,
                                  batch_size=config.batch_size, state=state)

@@ -4,16 +4,25 @@ sensitivity to w (Fig. 3).  Prints markdown tables; writes the w plot.
     python jobs/ddpm_experiments.py chain
     python jobs/ddpm_experiments.py digits --runs 3 --sweeps 60
     python jobs/ddpm_experiments.py wsweep --sweeps 40 --png docs/ddpm_w_sensitivity.png
+    python jobs/ddpm_experiments.py chain --partitions 4     # z per partition (approximate)
+    python jobs/ddpm_experiments.py bias --sweeps 20000      # n = 4 referee, 2 partitions
 
 Scores of the samplers are means ± sd over runs × the last 5 samples (seed 002, §4).
+``--partitions P`` (P > 1) runs :func:`bnpdist.distributed.discriminative.run_ddpm_partitioned`
+on P contiguous row blocks in this process (``--no-merge``: without the merge stage).
 """
 import argparse
+import importlib.util
+import pathlib
 import time
 
 import numpy as np
 
 from bnpdist.data.real import load_digits_bow
 from bnpdist.data.synthetic import make_chained_gaussians
+from bnpdist.distributed.discriminative import run_ddpm_partitioned
+from bnpdist.distributed.variational import InProcess
+from bnpdist.exact import gof_test
 from bnpdist.inference.ddpm import run_ddpm
 from bnpdist.metrics import nmi, pairwise_f1
 from bnpdist.obs import Gaussian, Multinomial
@@ -23,12 +32,24 @@ from bnpdist.priors import DP, Gamma
 PRIOR = DP(1.0, Gamma(1.0, 1.0))
 
 
-def sampler_scores(X, y, family, loss, w, sweeps, runs, warmup=10):
+def chain_snaps(X, family, prior, loss, w, sweeps, warmup, seed, partitions=1, merge=True, Phi=None,
+                labels_every=False):
+    """The snapshots of one run: the exact sampler (one partition) or z per partition."""
+    if partitions == 1:
+        return run_ddpm(X, family, prior, loss=loss, w=w, n_iter=sweeps, warmup=warmup,
+                        random_state=seed, Phi=Phi)
+    eng = InProcess()
+    return run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=partitions), family, prior, loss=loss,
+                                w=w, n_iter=sweeps, warmup=warmup, random_state=seed, Phi=Phi,
+                                merge=merge, labels_every=labels_every)
+
+
+def sampler_scores(X, y, family, loss, w, sweeps, runs, warmup=10, partitions=1, merge=True):
     """(K, NMI, F1) over runs × the last 5 samples; loss None = the DPM (no discriminative term)."""
     rows, tic = [], time.perf_counter()
     for r in range(runs):
-        snaps = list(run_ddpm(X, family, PRIOR, loss=loss or "svm", w=w, n_iter=sweeps,
-                              warmup=warmup if loss else sweeps, random_state=r))
+        snaps = list(chain_snaps(X, family, PRIOR, loss or "svm", w, sweeps, warmup if loss else sweeps, r,
+                                 partitions, merge, labels_every=True))
         rows += [(s.info["n_clusters"], nmi(y, s.labels), pairwise_f1(y, s.labels)) for s in snaps[-5:]]
     return np.array(rows), (time.perf_counter() - tic) / runs
 
@@ -42,7 +63,8 @@ def chain(args):
     fam = Gaussian().resolve(DataSummary(len(X), 2, "dense", X.mean(0), np.cov(X.T)))
     print("| model | K | NMI | F1 | s/run |\n|---|---|---|---|---|")
     for name, loss in (("DPM", None), ("DDPM-S", "svm"), ("DDPM-L", "lr")):
-        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs)
+        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs, partitions=args.partitions,
+                                merge=args.merge)
         print(f"| {name} | {fmt(s[:, 0])} | {fmt(s[:, 1])} | {fmt(s[:, 2])} | {sec:.1f} |")
 
 
@@ -72,7 +94,8 @@ def digits(args):
     sc = np.array(sc)
     print(f"| sklearn BayesianGMM (diag, 30) | {fmt(sc[:, 0])} | {fmt(sc[:, 1])} | {fmt(sc[:, 2])} |")
     for name, loss in (("DPM", None), ("DDPM-S", "svm"), ("DDPM-L", "lr")):
-        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs)
+        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs, partitions=args.partitions,
+                                merge=args.merge)
         print(f"| {name} ({sec:.0f} s/run) | {fmt(s[:, 0])} | {fmt(s[:, 1])} | {fmt(s[:, 2])} |")
 
 
@@ -106,11 +129,36 @@ def wsweep(args):
     fig.savefig(args.png, dpi=100)
 
 
+def bias(args):
+    """TVD to the enumerated posterior of tests/test_ddpm.py (n = 4, every 2nd sweep after 200):
+    the exact chain against z per partition (2 partitions of 2 rows), ``--runs`` seeds.  w = 4
+    for the logistic loss (as the test); w = 0.1 for the hinge, whose posterior at w = 4 puts
+    0.999 on one partition (at 0.1: 0.83 / 0.16)."""
+    spec = importlib.util.spec_from_file_location("test_ddpm", pathlib.Path(__file__).parents[1] / "tests" / "test_ddpm.py")
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    print("| loss (w) | sampler | samples | TVD (mean over seeds) | TVD per seed | χ² p per seed |\n|---|---|---|---|---|---|")
+    for loss in ("svm", "lr"):
+        w = {"svm": 0.1, "lr": 4.0}[loss]
+        probs = ref.exact_ddpm(1.0, w, loss)
+        for name, P, merge in (("exact", 1, True), ("2 partitions", 2, True), ("2 partitions, no merge", 2, False)):
+            res = []
+            for seed in range(args.runs):
+                snaps = chain_snaps(ref.X, ref.FAM, DP(1.0), loss, w, args.sweeps, 0, seed, P, merge,
+                                    Phi=ref.PHI, labels_every=True)
+                res.append(gof_test(np.array([s.labels for s in snaps][200::2]), probs))
+            d = np.array([r[1] for r in res])
+            print(f"| {loss} ({w:g}) | {name} | {(args.sweeps - 200) // 2} | {d.mean():.4f} | "
+                  f"{', '.join(f'{x:.4f}' for x in d)} | {', '.join(f'{r[0]:.1e}' for r in res)} |")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("experiment", choices=["chain", "digits", "wsweep"])
+    p.add_argument("experiment", choices=["chain", "digits", "wsweep", "bias"])
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--sweeps", type=int, default=60)
+    p.add_argument("--partitions", type=int, default=1)
+    p.add_argument("--no-merge", dest="merge", action="store_false")
     p.add_argument("--png", default="docs/ddpm_w_sensitivity.png")
     args = p.parse_args()
-    {"chain": chain, "digits": digits, "wsweep": wsweep}[args.experiment](args)
+    {"chain": chain, "digits": digits, "wsweep": wsweep, "bias": bias}[args.experiment](args)

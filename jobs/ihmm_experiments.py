@@ -2,6 +2,11 @@
 state path: iHMM vs DIH-S vs DIH-L vs DPM / DDPM (order ignored): NMI, F1 and CPU time.
 
     python jobs/ihmm_experiments.py --runs 3 --sweeps 60
+    python jobs/ihmm_experiments.py --runs 3 --sweeps 60 --partitions 4   # z per partition
+
+``--partitions P`` (P > 1): the DPM/DDPM rows sample z per partition of P contiguous row blocks,
+the iHMM/DIH rows per partition of whole sequences
+(:mod:`bnpdist.distributed.discriminative`, approximate); P = 1 is the exact samplers.
 
 Data: 5 sequences × 200 steps, 4 states on the corners of a square (side 2) in 2-D with unit
 emission noise (heavy overlap), sticky transitions (0.96 self).  Scores: mean ± sd over runs ×
@@ -12,8 +17,11 @@ import time
 
 import numpy as np
 
-from bnpdist.inference.ddpm import run_ddpm
-from bnpdist.inference.ihmm import run_ihmm
+from bnpdist.distributed.discriminative import (
+    run_ddpm_partitioned,
+    run_ihmm_partitioned,
+)
+from bnpdist.distributed.variational import InProcess
 from bnpdist.metrics import nmi, pairwise_f1
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary
@@ -46,13 +54,16 @@ def main(args):
                              ("iHMM", "hmm", None), ("DIH-S", "hmm", "svm"), ("DIH-L", "hmm", "lr")):
         rows, tic = [], time.perf_counter()
         for r in range(args.runs):
+            eng = InProcess()
             if kind == "dpm":
                 it = ((s.labels, s.info["n_clusters"], s.info["seconds"]) for s in
-                      run_ddpm(X, fam, DP(1.0, Gamma(1.0, 1.0)), loss=loss or "svm", n_iter=args.sweeps,
-                               warmup=10 if loss else args.sweeps, random_state=r))
+                      run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=args.partitions), fam,
+                                           DP(1.0, Gamma(1.0, 1.0)), loss=loss or "svm", n_iter=args.sweeps,
+                                           warmup=10 if loss else args.sweeps, random_state=r, labels_every=True))
             else:
                 it = ((s["labels"], s["n_states"], s["seconds"]) for s in
-                      run_ihmm(X, lengths, fam, hdp, loss=loss, n_iter=args.sweeps, random_state=r))
+                      run_ihmm_partitioned(eng, X, lengths, fam, hdp, loss=loss, n_iter=args.sweeps, random_state=r,
+                                           n_partitions=args.partitions, labels_every=True))
             out, clock = [], 0.0
             for step, (lab, K, sec) in enumerate(it):
                 clock += sec
@@ -72,4 +83,5 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--sweeps", type=int, default=60)
+    p.add_argument("--partitions", type=int, default=1)
     main(p.parse_args())

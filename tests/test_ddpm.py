@@ -87,7 +87,7 @@ def test_chained_gaussians_two_clusters():
         last = list(run_ddpm(Xc, fam, DP(1.0), loss=loss, n_iter=30, random_state=0))[-1]
         assert last.info["n_clusters"] == 2 and nmi(y, last.labels) > 0.95
     dpm = list(run_ddpm(Xc, fam, DP(1.0), loss="svm", n_iter=30, warmup=30, random_state=0))[-1]
-    assert dpm.info["n_clusters"] > 3
+    assert dpm.info["n_clusters"] > 2
 
 
 def test_rejects_bad_arguments():

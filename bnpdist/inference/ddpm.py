@@ -8,13 +8,15 @@ concentration by Escobar & West (1995) when the DP has an ``alpha_prior``.  The 
 w → 0 takes every η_k to 0 and L(±1 | 0) is one constant c (e^{-2} SVM, 1/2 logistic), so
 the model becomes the DPM with concentration α·c^n.
 
-Distribution (DESIGN §6): z is resampled on the driver, in one stream (exact, not the
-stale-count approximation).  The η step is map-reduced: each partition draws its rows'
-augmentation variables from ``partition_seed(seed, sweep, partition)`` and returns its
-additive terms Σ_i a_ik φ_iφ_iᵀ and Σ_i b_ik φ_i; the driver adds them in partition order,
-draws η and broadcasts it with the next labels.  Features φ (:mod:`.features`: PCA to at most
-``max_dim`` whitened coordinates plus an intercept) are fitted on the driver and applied
-per partition.
+Distribution (DESIGN §6): this module is the exact sampler, z resampled in one stream over
+all rows.  :mod:`bnpdist.distributed.discriminative` samples z per partition (approximate) and
+reproduces this chain bit for bit with one partition.  The η step is map-reduced: each
+partition draws its rows' augmentation variables from ``partition_seed(seed, sweep, partition)``
+and returns its additive terms Σ_i a_ik φ_iφ_iᵀ and Σ_i b_ik φ_i; the driver adds them in
+partition order and draws η.  Streams: η and α from ``default_rng(seed)``, the z sweep s from
+:func:`z_rng` ``(seed, s, 0)``, the initial urn pass from ``z_rng(seed, 0, 0, init=True)``.
+Features φ (:mod:`.features`: PCA to at most ``max_dim`` whitened coordinates plus an
+intercept) are fitted on the driver and applied per partition.
 """
 from __future__ import annotations
 
@@ -24,14 +26,20 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..data.blocks import as_block, concat_rows, n_rows
-from ..distributed.variational import InProcess, _per_partition, gather
+from ..data.blocks import as_block, n_rows
+from ..distributed.variational import InProcess, _per_partition
 from ..kernels.ddpm import bind, ddpm_steps
-from ..kernels.gibbs import kernel_block
 from ..priors import DP
-from .discriminative import augment, draw_hyperplanes, hyperplane_terms, log_lik, loss_code, one_vs_rest
+from .discriminative import (
+    augment,
+    draw_hyperplanes,
+    hyperplane_terms,
+    log_lik,
+    loss_code,
+    one_vs_rest,
+)
 from .features import MAX_DIM, fit_projection
-from .gibbs import CollapsedState, initial_state
+from .gibbs import MIN_CAPACITY, CollapsedState, initial_state
 from .snapshot import Snapshot
 
 #: plain DPM sweeps before the discriminative term is switched on (seed 002, §4)
@@ -44,13 +52,21 @@ class DiscriminativeState(CollapsedState):
 
     kernel = staticmethod(ddpm_steps)
 
-    def __init__(self, block, family, labels, rng, Phi: np.ndarray, loss: str):
+    def __init__(self, block, family, labels, rng, Phi: np.ndarray, loss: str, glob=None):
+        """``glob`` = (stats, counts, n_total): the rows are one partition of n_total rows, the
+        slots hold the global statistics and counts, ``labels`` are slots of those (kept);
+        ``n`` is then the capacity bound n_total + K0 (new clusters open at slots ≥ K0)."""
         self.Phi, self.loss, self.code = np.ascontiguousarray(Phi), loss, loss_code(loss)
-        p = self.Phi.shape[1]
-        self.H, self.G = np.zeros((0, p)), np.zeros(0)
+        self._eta, self._s = np.zeros(self.Phi.shape[1]), np.zeros(len(self.Phi))
+        self._reset()
+        super().__init__(block, family, labels if glob is None else np.full(len(self.Phi), -1), rng)
+        if glob is not None:
+            self._reset()
+            adopt_global(self, labels, *glob)
+
+    def _reset(self):
+        self.H, self.G = np.zeros((0, self.Phi.shape[1])), np.zeros(0)
         self.S = np.zeros((len(self.Phi), 0))
-        self._eta, self._s = np.zeros(p), np.zeros(len(self.Phi))
-        super().__init__(block, family, labels, rng)
 
     def _set_state(self, state):
         self.state = state
@@ -63,26 +79,29 @@ class DiscriminativeState(CollapsedState):
 
     def _bind(self):
         return bind(ddpm_steps, self.family.row_kernels, self._blk, self._hyper, self.state,
-                    self.labels, self.counts, self.meta, self.labels, 0, 0.0, True, 0, 0.0,
+                    self.labels, self.counts, self.meta, self.labels, 0, 0.0, True, 0, 0.0, 1.0, 0,
                     self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
 
     def live(self) -> np.ndarray:
         return np.flatnonzero(self.counts > 0)
 
-    def set_hyperplanes(self, live: np.ndarray, H: np.ndarray) -> None:
-        """η of the live slots; their score columns and G are recomputed (O(n K p))."""
+    def set_hyperplanes(self, live: np.ndarray, H: np.ndarray, g_scale: float = 1.0) -> None:
+        """η of the live slots; their score columns and G (times ``g_scale``: see
+        :func:`bnpdist.kernels.ddpm.aux_term`) are recomputed (O(n K p))."""
         self.H[live] = H
         S = self.Phi @ H.T
         self.S[:, live] = S
-        self.G[live] = log_lik(self.loss, S, -1.0).sum(axis=0)
+        self.G[live] = log_lik(self.loss, S, -1.0).sum(axis=0) * g_scale
 
-    def sweep(self, rows, log_alpha: float, disc: bool, w: float) -> None:
+    def sweep(self, rows, log_alpha: float, disc: bool, w: float, g_scale: float = 1.0,
+              lo: int = 0) -> None:
+        """z_i | z_−i, η for i in ``rows`` (``g_scale``, ``lo``: see :func:`~bnpdist.kernels.ddpm.ddpm_steps`)."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         t = 0
         while t < len(rows):
             t = self._steps(self.labels, self.counts, self.meta, rows, t, float(log_alpha), bool(disc),
-                            self.code, math.sqrt(w), self.Phi, self.H, self.S, self.G, self.rng,
-                            self._out, self._eta, self._s)
+                            self.code, math.sqrt(w), float(g_scale), int(lo), self.Phi, self.H, self.S,
+                            self.G, self.rng, self._out, self._eta, self._s)
             if t < len(rows):
                 self._grow()
 
@@ -96,6 +115,19 @@ class DiscriminativeState(CollapsedState):
         return float(prior + log_lik(self.loss, S, Y).sum())
 
 
+def adopt_global(state: CollapsedState, labels, stats, counts, n: int) -> None:
+    """Make ``state`` (a partition's rows) hold the global slots: ``stats`` and ``counts`` of
+    the K0 slots, ``labels`` (slots, −1: unassigned) of its rows; ``state.n`` becomes the
+    capacity bound n + K0 (n: rows in all partitions)."""
+    K = len(counts)
+    state.n = n + K
+    state.labels = np.array(labels, dtype=np.int64)
+    state.counts = np.zeros(min(state.n + 1, max(MIN_CAPACITY, 2 * K + 1)), dtype=np.int64)
+    state.counts[:K] = counts
+    state.meta[0] = K
+    state._set_state(state.family.kernel_state(stats, len(state.counts)))
+
+
 def _add_terms(a, b):
     return a[0] + b[0], a[1] + b[1]
 
@@ -104,11 +136,26 @@ def _project(block, seed, proj):
     return proj(block)
 
 
-def _eta_terms(phi, seed, labels, H, loss):
-    """One partition's augmentation draws and its additive terms (prec (K,p,p), lin (K,p))."""
+def _eta_terms(phi, seed, labels, index, H, loss):
+    """One partition's augmentation draws and its additive terms (prec (K,p,p), lin (K,p));
+    ``index`` maps the slot labels to rows of H (−1: not live)."""
     rng = np.random.default_rng(seed)
-    A, B = augment(rng, loss, phi @ H.T, one_vs_rest(labels, len(H)))
+    A, B = augment(rng, loss, phi @ H.T, one_vs_rest(index[labels], len(H)))
     return hyperplane_terms(phi, A, B)
+
+
+def live_index(live: np.ndarray, n_slots: int) -> np.ndarray:
+    """slot → position in ``live`` (−1 for the other slots)."""
+    index = np.full(max(n_slots, 1), -1, dtype=np.int64)
+    index[live] = np.arange(len(live))
+    return index
+
+
+def z_rng(seed: int, sweep: int, part: int, init: bool = False) -> np.random.Generator:
+    """The stream of partition ``part``'s z sweep ``sweep`` (``init``: its initial urn pass):
+    node (sweep, part, 0 | 1) of the spawn tree of :func:`~bnpdist.distributed.seeds.partition_seed`
+    (whose node (sweep, part) feeds the augmentation draws)."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(sweep), int(part), int(init))))
 
 
 class HyperplaneStep:
@@ -124,12 +171,14 @@ class HyperplaneStep:
 
     def __call__(self, rng, labels: np.ndarray, live: np.ndarray, H: np.ndarray, pass_id: int) -> np.ndarray:
         """η of the live slots given the row labels (slots) and the current η of those slots."""
-        index = np.full(max(int(labels.max()) + 1, 1), -1, dtype=np.int64)
-        index[live] = np.arange(len(live))
-        lab = index[labels]
-        parts = [lab[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
-        lab_data = _per_partition(self.engine, self.phi, parts)
-        terms = self.engine.reduce(self.engine.map(_eta_terms, self.phi, lab_data, H, self.loss,
+        parts = [labels[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+        return self.draw(rng, _per_partition(self.engine, self.phi, parts),
+                         live_index(live, int(labels.max()) + 1), H, pass_id)
+
+    def draw(self, rng, labels, index: np.ndarray, H: np.ndarray, pass_id: int) -> np.ndarray:
+        """η of the live slots; ``labels``: the slot labels partitioned like the data (a DistData,
+        e.g. futures of partition tasks: they stay on the workers), ``index`` from :func:`live_index`."""
+        terms = self.engine.reduce(self.engine.map(_eta_terms, self.phi, labels, index, H, self.loss,
                                                    seed=self.seed, pass_id=pass_id, key="ddpm-eta"),
                                    _add_terms)
         return draw_hyperplanes(rng, *terms, self.w)
@@ -147,7 +196,7 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
     loss : "svm" (DDPM-S) or "lr" (DDPM-L); w : prior variance of every η coordinate
     n_iter : sweeps in all, the ``warmup`` plain-DPM sweeps included
     random_state : int seed: the driver stream is ``default_rng(seed)``, partition streams
-        ``partition_seed(seed, sweep, partition)``
+        ``partition_seed(seed, sweep, partition)``, z streams :func:`z_rng`
     init_labels : initial labels (else one sequential urn pass given the data)
     engine, data : where the η step runs (default: this process, one partition) and the
         partitioned rows (``data`` must hold ``block``'s rows in order)
@@ -176,7 +225,7 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
     if Phi.shape[0] != n_rows(block):
         raise ValueError(f"Phi has {Phi.shape[0]} rows, the block {n_rows(block)}")
     eta_step = HyperplaneStep(engine, data, source, loss, w, seed)
-    init, prior, _ = initial_state(block, family, prior, rng, init_labels, "sequential", False)
+    init = initial_state(block, family, prior, z_rng(seed, 0, 0, init=True), init_labels, "sequential", False)[0]
     state = DiscriminativeState(block, family, init.labels, rng, Phi, loss)
     n = state.n
     rows = np.arange(n)
@@ -186,24 +235,10 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
         if disc:
             live = state.live()
             state.set_hyperplanes(live, eta_step(rng, state.labels, live, state.H[live], sweep))
+        state.rng = z_rng(seed, sweep, 0)
         state.sweep(rows, math.log(prior.alpha), disc, w)
         prior = prior.resample(rng, n, state.K)
         seconds = time.perf_counter() - tic
         yield state.snapshot(sweep, prior, 0.0, rows_seen=(sweep + 1) * n, seconds=seconds,
                              alpha=prior.alpha, discriminative=disc,
                              log_disc=state.log_discriminative(w) if disc else 0.0)
-
-
-def ddpm_driver(loss: str):
-    """``BNPMixture`` driver for ``ALGORITHMS["ddpm-svm"|"ddpm-lr"]``: gathers the partitions on
-    the driver (z is sampled there), η step on the engine; reads ``config.w`` (default 1.0)
-    and ``config.warmup`` (default 10)."""
-    loss_code(loss)
-
-    def driver(engine, data, family, prior, config, state=None):
-        block = concat_rows(gather(engine, list(data.futures)))
-        yield from run_ddpm(block, family, prior, loss=loss, w=getattr(config, "w", 1.0),
-                            warmup=getattr(config, "warmup", WARMUP), n_iter=config.n_iter,
-                            random_state=config.seed, engine=engine, data=data)
-    driver.__name__ = f"run_ddpm_{loss}"
-    return driver

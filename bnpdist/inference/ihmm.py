@@ -10,8 +10,10 @@ appendix A) when the HDP has ``alpha_prior`` / ``gamma_prior``:
         α ~ Gamma(a + m_·· − Σ s_j, b − Σ log w_j)   over the restaurants with n_j· > 0;
     γ:  Escobar & West (1995) with m_·· "customers" and K states.
 
-z is sampled on the driver (exact); the DIH η step is the DDPM's map-reduce over row partitions
-(sequences may be cut there: the augmentation terms are per row).
+This is the exact sampler (z in one stream; streams as :func:`bnpdist.inference.ddpm.run_ddpm`);
+the DIH η step is the DDPM's map-reduce over row partitions (the augmentation terms are per row).
+:func:`bnpdist.distributed.discriminative.run_ihmm_partitioned` samples z per partition of whole
+sequences (approximate) and is this chain bit for bit with one partition.
 """
 from __future__ import annotations
 
@@ -21,12 +23,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..kernels.ihmm import ihmm_steps
 from ..kernels.ddpm import bind
+from ..kernels.ihmm import ihmm_steps
 from ..priors import DP, HDP
 from ..priors.gamma import draw_gamma
 from ..priors.hdp import sample_crt
-from .ddpm import WARMUP, DiscriminativeState, HyperplaneStep
+from .ddpm import WARMUP, DiscriminativeState, HyperplaneStep, z_rng
 from .discriminative import loss_code
 from .features import MAX_DIM, fit_projection
 from .gibbs import initial_state
@@ -50,15 +52,22 @@ def neighbours(lengths) -> tuple[np.ndarray, np.ndarray]:
 class HMMState(DiscriminativeState):
     """Row labels (slots), transition counts and β of the HDP-HMM, plus the DIH hyperplanes."""
 
-    def __init__(self, block, family, labels, rng, Phi, loss, lengths, beta: np.ndarray, bu: float):
+    def __init__(self, block, family, labels, rng, Phi, loss, lengths, beta: np.ndarray, bu: float,
+                 glob=None):
+        """``glob`` = (stats, counts, n_total, N, N0): the sequences are one partition, the
+        slots hold the global statistics and transition counts (as :class:`DiscriminativeState`)."""
         self.prev, self.nxt = neighbours(lengths)
         self.N, self.N0 = np.zeros((0, 0), np.int64), np.zeros(0, np.int64)
         self.rowsum, self.beta = np.zeros(0, np.int64), np.zeros(0)
         self.bu = np.array([bu])
-        super().__init__(block, family, labels, rng, Phi, loss)
+        super().__init__(block, family, labels, rng, Phi, loss, None if glob is None else glob[:3])
         K = len(beta)
         self.beta[:K] = beta
-        self.recount()
+        if glob is None:
+            self.recount()
+        else:
+            self.N[:K, :K], self.N0[:K] = glob[3], glob[4]
+            self.rowsum[:] = self.N.sum(axis=1)
 
     def recount(self) -> None:
         """Transition counts from the labels."""
@@ -82,55 +91,72 @@ class HMMState(DiscriminativeState):
     def _bind(self):
         return bind(ihmm_steps, self.family.row_kernels, self._blk, self._hyper, self.state,
                     self.labels, self.counts, self.meta, self.N, self.N0, self.rowsum, self.beta,
-                    self.bu, self.prev, self.nxt, self.labels, 0, 1.0, 1.0, True, 0, 0.0,
+                    self.bu, self.prev, self.nxt, self.labels, 0, 1.0, 1.0, True, 0, 0.0, 1.0, 0,
                     self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
 
-    def sweep_hmm(self, rows, alpha: float, gamma: float, disc: bool, w: float) -> None:
+    def sweep_hmm(self, rows, alpha: float, gamma: float, disc: bool, w: float, g_scale: float = 1.0,
+                  lo: int = 0) -> None:
+        """z_t | z_−t, β, η for t in ``rows`` (``g_scale``, ``lo``: see :func:`~bnpdist.kernels.ihmm.ihmm_steps`)."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         t = 0
         while t < len(rows):
             t = self._steps(self.labels, self.counts, self.meta, self.N, self.N0, self.rowsum,
                             self.beta, self.bu, self.prev, self.nxt, rows, t, float(alpha),
-                            float(gamma), bool(disc), self.code, math.sqrt(w), self.Phi, self.H,
-                            self.S, self.G, self.rng, self._out, self._eta, self._s)
+                            float(gamma), bool(disc), self.code, math.sqrt(w), float(g_scale), int(lo),
+                            self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
             if t < len(rows):
                 self._grow()
 
     def restaurants(self) -> tuple[np.ndarray, np.ndarray]:
         """``(live, counts)``: live slots and the (K + 1, K) transition counts among them, the
         start row last."""
-        live = self.live()
-        return live, np.vstack([self.N[np.ix_(live, live)], self.N0[live][None, :]])
+        return restaurants(self.N, self.N0, self.live())
 
     def global_step(self, rng, prior: HDP) -> HDP:
-        """m ~ CRT, β ~ Dir(m_·k, γ), then α and γ (module docstring); returns the new prior."""
+        """m ~ CRT, β ~ Dir(m_·k, γ), then α and γ (:func:`hdp_step`); returns the new prior."""
         live, n = self.restaurants()
-        m = sample_crt(rng, n, prior.alpha * self.beta[live][None, :])
-        mk = m.sum(axis=0)
-        b = rng.dirichlet(np.append(mk, prior.gamma).astype(np.float64))
+        b, bu, prior = hdp_step(rng, prior, n, self.beta[live])
         self.beta[:] = 0.0
-        self.beta[live], self.bu[0] = b[:-1], b[-1]
-        alpha, gamma, M = prior.alpha, prior.gamma, float(mk.sum())
-        if prior.alpha_prior is not None:
-            nj = n.sum(axis=1)
-            nj = nj[nj > 0].astype(np.float64)
-            lw = np.log(rng.beta(alpha + 1.0, nj))
-            s = rng.random(len(nj)) < nj / (nj + alpha)
-            a0, b0 = prior.alpha_prior.a, prior.alpha_prior.b
-            alpha = draw_gamma(rng, a0 + M - s.sum(), b0 - lw.sum())
-        if prior.gamma_prior is not None:
-            gamma = DP(gamma, prior.gamma_prior).resample(rng, int(M), len(live)).alpha
-        return HDP(alpha, gamma, prior.alpha_prior, prior.gamma_prior)
+        self.beta[live], self.bu[0] = b, bu
+        return prior
 
     def transitions(self, prior: HDP) -> np.ndarray:
         """Posterior-mean transition matrix among the live states (rows in remapped order)."""
         live, n = self.restaurants()
-        _, slots = remap_labels(self.labels)
-        pos = {s: i for i, s in enumerate(live)}
-        order = np.array([pos[s] for s in slots], dtype=np.int64)
-        A = n[:-1] + prior.alpha * self.beta[live][None, :]
-        A = A[np.ix_(order, order)]
-        return A / A.sum(axis=1, keepdims=True)
+        return transitions(n, self.beta[live], prior.alpha, live, remap_labels(self.labels)[1])
+
+
+def restaurants(N: np.ndarray, N0: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(live, counts)``: the (K + 1, K) transition counts among the ``live`` slots, start row last."""
+    return live, np.vstack([N[np.ix_(live, live)], N0[live][None, :]])
+
+
+def hdp_step(rng, prior: HDP, n: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, float, HDP]:
+    """m ~ CRT(n_jk, αβ_k), β ~ Dir(m_·1..m_·K, γ), then α and γ | m (module docstring) given the
+    restaurants' counts ``n`` (K + 1, K) and the live states' β; returns (β, β_u, prior)."""
+    m = sample_crt(rng, n, prior.alpha * beta[None, :])
+    mk = m.sum(axis=0)
+    b = rng.dirichlet(np.append(mk, prior.gamma).astype(np.float64))
+    alpha, gamma, M = prior.alpha, prior.gamma, float(mk.sum())
+    if prior.alpha_prior is not None:
+        nj = n.sum(axis=1)
+        nj = nj[nj > 0].astype(np.float64)
+        lw = np.log(rng.beta(alpha + 1.0, nj))
+        s = rng.random(len(nj)) < nj / (nj + alpha)
+        a0, b0 = prior.alpha_prior.a, prior.alpha_prior.b
+        alpha = draw_gamma(rng, a0 + M - s.sum(), b0 - lw.sum())
+    if prior.gamma_prior is not None:
+        gamma = DP(gamma, prior.gamma_prior).resample(rng, int(M), len(beta)).alpha
+    return b[:-1], b[-1], HDP(alpha, gamma, prior.alpha_prior, prior.gamma_prior)
+
+
+def transitions(n: np.ndarray, beta: np.ndarray, alpha: float, live: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """E[π_jk | n, β, α] among the ``live`` slots, rows and columns in the order of ``slots``."""
+    pos = {s: i for i, s in enumerate(live)}
+    order = np.array([pos[s] for s in slots], dtype=np.int64)
+    A = n[:-1] + alpha * beta[None, :]
+    A = A[np.ix_(order, order)]
+    return A / A.sum(axis=1, keepdims=True)
 
 
 def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: float = 1.0,
@@ -163,7 +189,8 @@ def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: 
         engine = engine or InProcess()
         eta_step = HyperplaneStep(engine, data or engine.partitions(block), source, code, w, seed)
     if init_labels is None:          # one sequential DPM urn pass given the data (order ignored)
-        init_labels = initial_state(block, family, DP(prior.gamma), rng, None, "sequential", False)[0].labels
+        init_labels = initial_state(block, family, DP(prior.gamma), z_rng(seed, 0, 0, init=True), None,
+                                    "sequential", False)[0].labels
     labels = remap_labels(np.asarray(init_labels))[0]
     K = int(labels.max()) + 1 if n else 0
     beta = rng.dirichlet(np.append(np.ones(K), prior.gamma))
@@ -175,6 +202,7 @@ def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: 
         if disc:
             live = state.live()
             state.set_hyperplanes(live, eta_step(rng, state.labels, live, state.H[live], sweep))
+        state.rng = z_rng(seed, sweep, 0)
         state.sweep_hmm(rows, prior.alpha, prior.gamma, disc, w)
         prior = state.global_step(rng, prior)
         yield {"step": sweep, "labels": remap_labels(state.labels)[0], "n_states": state.K,

@@ -57,11 +57,12 @@ def draw_aux(rng, Phi, sqrt_w, loss, eta, s):
 
 
 @numba.njit(nogil=True, cache=True)
-def disc_new_slot(c, singleton, disc, counts, hi):
-    """The slot a new cluster takes: i's emptied slot when it carries η*, else the lowest free."""
+def disc_new_slot(c, singleton, disc, counts, lo):
+    """The slot a new cluster takes: i's emptied slot when it carries η*, else the lowest free
+    slot ≥ ``lo`` (0 in one stream; a partition keeps the slots shared at the sweep start)."""
     if disc and singleton:
         return c
-    k = 0
+    k = lo
     while counts[k] > 0:
         k += 1
     return k
@@ -78,25 +79,29 @@ def adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux):
 
 
 @numba.njit(nogil=True, cache=True)
-def aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, S, G, eta, s_aux):
-    """(log L(+1|s_i*) + Σ_{j≠i} log L(−1|s_j*), g*) for η* (i's own hyperplane if singleton)."""
+def aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux):
+    """(log L(+1|s_i*) + Σ_{j≠i} log L(−1|s_j*), g*) for η* (i's own hyperplane if singleton).
+
+    g* = ``g_scale`` · Σ_{j in Phi} log L(−1|s_j*): 1 when ``Phi`` holds every row; n / n_p
+    when it holds one partition's n_p rows (the per-partition sampler's estimate of the sum)."""
     if singleton:
         s, g = S[i, c], G[c]
     else:
-        g = draw_aux(rng, Phi, sqrt_w, loss, eta, s_aux)
+        g = g_scale * draw_aux(rng, Phi, sqrt_w, loss, eta, s_aux)
         s = s_aux[i]
     return log_l(loss, 1.0, s) + g - log_l(loss, -1.0, s), g
 
 
 @numba.njit(nogil=True, cache=True)
 def ddpm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, rows, start,
-               log_alpha, disc, loss, sqrt_w, Phi, H, S, G, rng, out, eta, s_aux):
+               log_alpha, disc, loss, sqrt_w, g_scale, lo, Phi, H, S, G, rng, out, eta, s_aux):
     """Resample z_i for i = rows[start:], return the index of the first step not run (capacity
-    full: the driver grows the state and resumes).  Every row must be assigned on entry."""
+    full: the driver grows the state and resumes).  Every row must be assigned on entry.
+    ``g_scale``, ``lo``: see :func:`aux_term`, :func:`disc_new_slot` (1.0 and 0: exact)."""
     cap = counts.shape[0]
     hi = meta[0]
     for t in range(start, rows.shape[0]):
-        if hi >= cap:
+        if max(hi, lo) >= cap:
             meta[0] = hi
             return t
         i = rows[t]
@@ -118,11 +123,11 @@ def ddpm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, r
         out[hi] += log_alpha
         g_aux = 0.0
         if disc:
-            term, g_aux = aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, S, G, eta, s_aux)
+            term, g_aux = aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
             out[hi] += term
         k = draw_index(out, hi, rng)
         if k == hi:
-            k = disc_new_slot(c, singleton, disc, counts, hi)
+            k = disc_new_slot(c, singleton, disc, counts, lo)
             if disc:
                 adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux)
             if k >= hi:

@@ -43,13 +43,14 @@ def _move(N, N0, rowsum, j, k, l, d):
 
 @numba.njit(nogil=True, cache=True)
 def ihmm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, N, N0, rowsum,
-               beta, bu, prev, nxt, rows, start, alpha, gamma, disc, loss, sqrt_w, Phi, H, S, G,
-               rng, out, eta, s_aux):
-    """Resample z_t for t = rows[start:]; return the first step not run (capacity full)."""
+               beta, bu, prev, nxt, rows, start, alpha, gamma, disc, loss, sqrt_w, g_scale, lo, Phi,
+               H, S, G, rng, out, eta, s_aux):
+    """Resample z_t for t = rows[start:]; return the first step not run (capacity full).
+    ``g_scale``, ``lo`` as in :func:`bnpdist.kernels.ddpm.ddpm_steps` (1.0 and 0: exact)."""
     cap = counts.shape[0]
     hi = meta[0]
     for step in range(start, rows.shape[0]):
-        if hi >= cap:
+        if max(hi, lo) >= cap:
             meta[0] = hi
             return step
         t = rows[step]
@@ -82,11 +83,11 @@ def ihmm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, N
         out[hi] += math.log(alpha * bu[0]) + (math.log(beta[l]) if l >= 0 else 0.0)
         g_aux = 0.0
         if disc:
-            term, g_aux = aux_term(t, c, singleton, rng, Phi, sqrt_w, loss, S, G, eta, s_aux)
+            term, g_aux = aux_term(t, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
             out[hi] += term
         k = draw_index(out, hi, rng)
         if k == hi:
-            k = disc_new_slot(c, singleton, disc, counts, hi)
+            k = disc_new_slot(c, singleton, disc, counts, lo)
             if disc:
                 adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux)
             if k >= hi:
