@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats as ss
 
+from bnpdist.kernels import gaussian as kern
 from bnpdist.obs import DataSummary, Gaussian
 
 
@@ -138,3 +139,84 @@ def test_principal_halves_match_the_cut_of_a_large_sample(rng):
     np.testing.assert_allclose(h["sx"] / h.n[:, None], ref["sx"] / ref.n[:, None], atol=0.02)
     np.testing.assert_allclose(h["sxx"] / h.n[:, None, None], ref["sxx"] / ref.n[:, None, None],
                                rtol=0.02, atol=0.05)
+
+
+def held_weights(held, n):
+    """Net weight of each of n rows in a cluster from its list of (row, weight) additions."""
+    r = np.zeros(n)
+    for i, w in held:
+        r[i] += w
+    return r
+
+
+def check_cache(fam, hyper, state, X, held, Y):
+    """The cache of every slot equals a from-scratch refresh of its statistics, and its log
+    predictive at Y equals scipy's multivariate t of the weighted rows (the prior if empty)."""
+    d, K = X.shape[1], state[0].shape[0]
+    ref = tuple(a.copy() for a in state)
+    for k in range(K):
+        kern.refresh(hyper, ref, k)
+    for got, want in zip(state[3:7], ref[3:7]):          # W, Wmu, cst, dof
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+    lp = np.empty(K)
+    for k in range(K):
+        r = held_weights(held.get(k, []), len(X))
+        if abs(r.sum()) < 1e-9:
+            kn, nun, mun, Ln = fam.kappa0, fam.nu0, fam.mu0, fam.Lambda0
+        else:
+            kn, nun, mun, Ln = ref_posterior(fam, X, r)
+        dof = nun - d + 1
+        want = ss.multivariate_t(loc=mun, shape=Ln * (kn + 1) / (kn * dof), df=dof).logpdf(Y)
+        for y, wk in zip(Y, np.atleast_1d(want)):
+            kern.log_pred_row(y, y, hyper, state, K - 1, lp)
+            np.testing.assert_allclose(lp[k], wk, rtol=1e-9)
+
+
+@pytest.mark.parametrize("d", [1, 3, 64])
+def test_rank_one_updates_match_refresh_and_scipy(d, rng):
+    """add_row's O(d²) updates (whole, fractional and negative weights; a cluster emptied and
+    refilled) keep the cached predictive equal to a refresh and to scipy's Student t."""
+    X, Y = data(rng, 300, d, offset=3.0), data(rng, 4, d, offset=3.0)
+    fam = Gaussian(mu0=X.mean(0) + rng.normal(size=d), kappa0=0.05, nu0=d + 1.5,
+                   Lambda0=0.1 * np.cov(X.T).reshape(d, d) + 0.05 * np.eye(d))
+    hyper, state = fam.kernel_hyper(), fam.kernel_state(fam.zero_stats(0), 3)   # slot 2 stays empty
+    held = {0: [], 1: []}
+    incremental = 0
+    for step in range(300):
+        k = int(rng.integers(2))
+        if held[k] and rng.random() < 0.35:
+            i, w = held[k].pop(int(rng.integers(len(held[k]))))
+            kern.add_row(X[i], X[i], hyper, state, k, -w)
+        else:
+            i, w = int(rng.integers(len(X))), float(rng.choice([1.0, 0.4, 0.05, 2.0]))
+            held[k].append((i, w))
+            kern.add_row(X[i], X[i], hyper, state, k, w)
+        incremental += state[7][k, 1] > 0           # cache updated without a refresh
+        if step == 150:                             # empty cluster 0, row by row
+            while held[0]:
+                i, w = held[0].pop()
+                kern.add_row(X[i], X[i], hyper, state, 0, -w)
+            assert abs(state[0][0]) < 1e-9 and state[7][0, 1] == 0     # refreshed when empty
+        if step % 37 == 0 or step in (150, 299):
+            check_cache(fam, hyper, state, X, held, Y)
+    assert incremental > 200
+
+
+def test_rank_one_refresh_rules():
+    """A downdate that would lose more than three digits falls back to a refresh; so does every
+    64th plain update of a cluster (its error estimate reaching MAX_ERR)."""
+    d = 3
+    fam = Gaussian(mu0=np.zeros(d), kappa0=1.0, nu0=d + 1.0, Lambda0=np.eye(d))
+    hyper, state = fam.kernel_hyper(), fam.kernel_state(fam.zero_stats(0), 2)
+    far, near = np.full(d, 100.0), np.full(d, 0.5)
+    kern.add_row(far, far, hyper, state, 0, 1.0)
+    kern.add_row(near, near, hyper, state, 0, 1e-3)
+    assert state[7][0, 1] == 2 * kern.UNIT
+    kern.add_row(far, far, hyper, state, 0, -1.0)   # |Λ'|/|Λ| ≈ 1/7500 < MIN_RATIO
+    assert state[7][0, 1] == 0.0
+    X = np.array([near, far])
+    check_cache(fam, hyper, state, X, {0: [(0, 1e-3)]}, np.array([near, -near]))
+    assert kern.MAX_ERR == 64 * kern.UNIT
+    for t in range(2 * 64):
+        kern.add_row(near + t % 3, near + t % 3, hyper, state, 0, 1.0)
+        assert state[7][0, 1] == (t + 1) % 64 * kern.UNIT

@@ -212,7 +212,7 @@ class Gaussian(ObsFamily):
         n, sx, sxx = np.zeros(capacity), np.zeros((capacity, d)), np.zeros((capacity, d, d))
         n[:K], sx[:K], sxx[:K] = stats.n, stats["sx"], stats["sxx"]
         state = (n, sx, sxx, np.zeros((capacity, d, d)), np.zeros((capacity, d)),
-                 np.zeros(capacity), np.zeros(capacity))
+                 np.zeros(capacity), np.zeros(capacity), np.zeros((capacity, 2)))
         hyper = self.kernel_hyper()
         for k in range(K + 1):                      # clusters, then one empty slot ...
             kern.refresh(hyper, state, k)
