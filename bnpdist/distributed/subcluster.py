@@ -18,7 +18,9 @@ A warm-up iteration (``it < warmup``) is one *warm pass* instead of steps 2–3:
 z_i ∝ w_k F(x_i|θ_k) and a sub-label from z_i's persistent sub-clusters, and returns the
 statistics of the 2K sides (:func:`bnpdist.inference.subcluster.carry`); the driver pairs the
 clusters whose merge gains (:func:`~bnpdist.inference.subcluster.warm_units`) and proposes
-splits of the others along their sub-clusters.  Global state travels as one tuple per pass and
+splits of the others along their sub-clusters.  Count families (Multinomial, Bernoulli) score
+clusters and sides there by the leave-one-out predictive given the previous pass's statistics
+(:mod:`bnpdist.obs.draws`), so each warm pass also takes the previous pass's labels.  Global state travels as one tuple per pass and
 the partitions' summaries come back through one task, so a pass is one round trip.
 
 Labels never leave the workers except when a snapshot asks for them: each pass's result
@@ -43,7 +45,7 @@ from ..inference.labels import remap_labels
 from ..inference.snapshot import Snapshot
 from ..kernels.subcluster import draw_rows, unit_logq
 from ..obs import Gaussian
-from ..obs.draws import loglik, sample_params
+from ..obs.draws import cluster_loglik, loglik, sample_params, side_loglik, side_params
 from .dataset import DistData
 from .seeds import resolve_seed
 
@@ -80,13 +82,16 @@ def _gibbs_task(block, seed, prev, glob):
 
 def _scan_task(block, seed, prev, pick, glob):
     """Sub-labels b_i ∝ π̄_{u,h} F(x_i | θ̄_{u,h}) in the unit u of z_i = keep[prev[pick]]
-    (``keep`` renumbers the live clusters); returns ((z, b), (statistics of the 2U sides,
-    launch log probabilities (U, 2))).  ``glob`` = (keep, unit_of, side, family, θ̄, log π̄)."""
-    keep, unit_of, side, family, params, logpi = glob
+    (``keep`` renumbers the live clusters; collapsed sides score x_i without itself when
+    ``own`` and the previous scan counted it in side 2u + b_prev); returns ((z, b), (statistics
+    of the 2U sides, launch log probabilities (U, 2))).  ``glob`` = (keep, unit_of, side, own,
+    family, θ̄, log π̄)."""
+    keep, unit_of, side, own, family, params, logpi = glob
     z = keep[prev[0][pick]]
     n, nU = n_rows(block), len(logpi)
     unit = unit_of[z]
-    ll = loglik(family, block, params, np.stack([2 * unit, 2 * unit + 1], axis=1))
+    mine = 2 * unit + prev[0][1] if own else np.full(n, -1)
+    ll = side_loglik(family, block, params, np.stack([2 * unit, 2 * unit + 1], axis=1), mine)
     ll += logpi[unit]
     b = np.empty(n, dtype=np.int64)
     draw_rows(ll, np.random.default_rng(seed).random(n), b)
@@ -95,18 +100,22 @@ def _scan_task(block, seed, prev, pick, glob):
     return (z, b), (_stats(family, block, 2 * unit + b, 2 * nU), logq)
 
 
-def _warm_task(block, seed, glob):
+def _warm_task(block, seed, prev, glob):
     """Warm-up pass: z_i ∝ w_k F(x_i | θ_k), then b_i ∝ π̄_{z_i,h} F(x_i | θ̄_{z_i,h}) from z_i's
-    persistent sub-clusters; returns ((z, b), statistics of the 2K sides 2z + b).
-    ``glob`` = (family, θ, log w, θ̄, log π̄)."""
-    family, params, logw, sub_params, logpi = glob
+    persistent sub-clusters; collapsed clusters and sides score x_i without itself in the
+    cluster ``relabel[z_prev, b_prev]`` and the side ``own[z_prev, b_prev]`` that count it
+    (stale statistics: this pass's moves are not seen).  Returns ((z, b), statistics of the
+    2K sides 2z + b).  ``glob`` = (relabel, family, θ, log w, θ̄, log π̄, own)."""
+    relabel, family, params, logw, sub_params, logpi, own = glob
     rng = np.random.default_rng(seed)
     K, n = len(logw), n_rows(block)
-    ll = loglik(family, block, params, np.arange(K)[None, :])
+    ll = cluster_loglik(family, block, params, K, relabel[prev[0][0], prev[0][1]])
     ll += logw
     z, b = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     draw_rows(ll, rng.random(n), z)
-    ll = loglik(family, block, sub_params, np.stack([2 * z, 2 * z + 1], axis=1))
+    mine = own[prev[0][0], prev[0][1]]
+    mine[mine // 2 != z] = -1
+    ll = side_loglik(family, block, sub_params, np.stack([2 * z, 2 * z + 1], axis=1), mine)
     ll += logpi[z]
     draw_rows(ll, rng.random(n), b)
     return (z, b), _stats(family, block, 2 * z + b, 2 * K)
@@ -198,7 +207,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         U = prior.sample_u(rng, U, n, stats.K)
         prior = prior.resample(rng, n, stats.K, U, stats.n)
         logw = sc.log_weights(rng, stats.n, prior.sigma)
-        params = sample_params(family, stats, rng)
+        params = sample_params(family, stats, rng) if exact else side_params(family, stats, rng)
         if exact:
             # 2. restricted Gibbs pass
             results = engine.map(_gibbs_task, data, _per_partition(engine, data, results),
@@ -217,7 +226,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
             sub_params, logpi = sc.launch(family, sc.unit_stats(stats, units), rng)
             for t in range(launch_scans + 1):
                 results = engine.map(_scan_task, data, _per_partition(engine, data, results), pick,
-                                     (keep, unit_of, side, family, sub_params, logpi), seed=seed,
+                                     (keep, unit_of, side, t > 0, family, sub_params, logpi), seed=seed,
                                      pass_id=it * passes + 1 + t, key="sc-scan")
                 pick, keep = _per_partition(engine, data, [0] * data.n_partitions), np.arange(stats.K)
                 summ = _summaries(engine, results)
@@ -228,9 +237,15 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
             n_blocks = int(accept.sum())
         else:
             # 2–3. one pass: z and the sub-labels of the persistent sub-clusters
-            sub_params, logpi = (sc.launch(family, stats, rng) if moved is None
-                                 else sc.carry(family, *moved, stats, rng))
-            results = engine.map(_warm_task, data, (family, params, logw, sub_params, logpi),
+            if moved is None:
+                (sub_params, logpi), own = (sc.launch(family, stats, rng),
+                                            np.full((int(relabel.max()) + 1, 2), -1))
+            else:
+                args, kept = moved
+                sub_params, logpi, own = sc.carry(family, *args, stats, rng)
+                own = own[kept]
+            results = engine.map(_warm_task, data, _per_partition(engine, data, results),
+                                 (relabel, family, params, logw, sub_params, logpi, own),
                                  seed=seed, pass_id=it * passes, key="sc-warm")
             sides = _total(_summaries(engine, results))
             live = np.repeat((sides.n[0::2] + sides.n[1::2]) > 0.5, 2)
@@ -245,7 +260,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         old = stats
         relabel, stats, accepted, _ = sc.split_merge(units, logu, stats, sub, logq, prior, U, family,
                                                      exact)
-        moved = None if exact else (units, accepted, relabel, sides, old)
+        moved = None if exact else ((units, accepted, relabel, sides, old), keep)
         relabel = relabel if exact else relabel[keep]
         single = np.array([len(m) == 1 for m in units])
         n_split, n_merge = int(np.sum(accepted & single)), int(np.sum(accepted & ~single))

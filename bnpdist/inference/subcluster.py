@@ -37,10 +37,18 @@ composed of kernels that each leave it invariant:
    g-ratios reduce to Chang & Fisher's H_split = α Γ(n_l) f(x_l) Γ(n_r) f(x_r)/(Γ(n_k) f(x_k)).
    Chang & Fisher carry sub-clusters across iterations; their conditional then depends on
    z through an intractable normaliser, so here they are relaunched every iteration.
+   Count families (Multinomial, Bernoulli) launch from two random pseudo-rows drawn from S's
+   statistics tempered to one row, and their scans score row i by the predictive given the
+   previous scan's side statistics without row i (:func:`~bnpdist.obs.draws.side_loglik`),
+   not by θ̄_h: a draw given statistics that count x_i pins x_i to its side (see
+   :mod:`bnpdist.obs.draws`).  Both are functions of S and the launch's earlier scans only,
+   so the final scan is still a product of per-row probabilities given the launch state.
 
 Warm-up (``exact=False``): Chang & Fisher's sampler as published, one pass over the data per
 iteration: persistent sub-clusters (each cluster keeps two, refined once per iteration,
-:func:`carry`), z and the sub-labels drawn in the same pass, restricted Gibbs that lets
+:func:`carry`), z and the sub-labels drawn in the same pass (count families: z and the
+sub-labels by the leave-one-out predictive given the previous pass's statistics, a stale
+collapsed Gibbs step), restricted Gibbs that lets
 clusters die, and split/merge ratios without the launch terms (log q).  Merges are proposed
 for the pairs whose merge raises the target (:func:`warm_units`, greedy, with the two
 clusters as the merge's sides, :func:`unit_sides`), splits for every other cluster.  Not
@@ -55,7 +63,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..obs.base import SuffStats
-from ..obs.draws import log_gamma_draws, sample_params
+from ..obs.draws import collapsed, log_gamma_draws, pseudo_rows, side_params
 
 LOG2 = math.log(2.0)
 
@@ -172,28 +180,33 @@ def unit_stats(stats: SuffStats, units: list[tuple]) -> SuffStats:
 
 # --- launches ------------------------------------------------------------------------------
 def launch(family, ustats: SuffStats, rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
-    """First sub-clusters of each unit: θ̄ ~ p(θ | side statistics of :func:`launch_sides`), a
-    function of the unit's pooled statistics only, and π̄ = (½, ½).  Returns (params for the 2U
-    sub-clusters, sub-cluster 2u + h), log π̄ (U, 2))."""
-    return sample_params(family, launch_sides(family, ustats), rng), np.full((ustats.K, 2), -LOG2)
+    """First sub-clusters of each unit: scored by the side statistics of :func:`launch_sides`,
+    a function of the unit's pooled statistics only, and π̄ = (½, ½).  Returns (side params of
+    the 2U sub-clusters, sub-cluster 2u + h; :func:`~bnpdist.obs.draws.side_params`), log π̄ (U, 2))."""
+    return side_params(family, launch_sides(family, ustats, rng), rng), np.full((ustats.K, 2), -LOG2)
 
 
-def launch_sides(family, stats: SuffStats) -> SuffStats:
+def launch_sides(family, stats: SuffStats, rng: np.random.Generator) -> SuffStats:
     """Launch statistics of two sides per cluster or unit (2k, 2k+1): the family's
     ``principal_halves`` where it has them (a cut across the principal axis finds two separated
     groups at once, where random sub-clusters can stall for many scans with half of each
-    group on either side), else the statistics tempered to one row's weight, twice (two
-    independent draws spread like data points)."""
+    group on either side); for the count families two independent pseudo-rows drawn from the
+    statistics tempered to one row (:func:`~bnpdist.obs.draws.pseudo_rows`; their sides are
+    scored collapsed, and tempered statistics would make both sides equal); else the statistics
+    tempered to one row's weight, twice (two independent parameter draws spread like rows)."""
     halves = getattr(family, "principal_halves", None)
     if halves is not None:
         return halves(stats)
-    return stats.scale(1.0 / np.maximum(stats.n, 1.0)).take(np.repeat(np.arange(stats.K), 2))
+    twice = stats.take(np.repeat(np.arange(stats.K), 2))
+    if collapsed(family):
+        return pseudo_rows(family, twice, rng)
+    return twice.scale(1.0 / np.maximum(twice.n, 1.0))
 
 
 def refine(family, sub: SuffStats, rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
-    """One sub-cluster Gibbs update from the sides' statistics (2U): θ̄_h ~ p(θ | x_h),
-    π̄ ~ Dir(n_l + 1, n_r + 1)."""
-    params = sample_params(family, sub, rng)
+    """One sub-cluster Gibbs update from the sides' statistics (2U): side params given x_h
+    (:func:`~bnpdist.obs.draws.side_params`), π̄ ~ Dir(n_l + 1, n_r + 1)."""
+    params = side_params(family, sub, rng)
     lg = log_gamma_draws(rng, sub.n.reshape(-1, 2) + 1.0)
     return params, lg - np.logaddexp(lg[:, :1], lg[:, 1:])
 
@@ -207,30 +220,37 @@ def unit_sides(units: list[tuple], stats: SuffStats, sub: SuffStats) -> SuffStat
 
 
 def carry(family, units, accepted, relabel, sub: SuffStats, old: SuffStats, new: SuffStats,
-          rng: np.random.Generator) -> tuple[tuple, np.ndarray]:
+          rng: np.random.Generator) -> tuple[tuple, np.ndarray, np.ndarray]:
     """Warm-up sub-clusters of the clusters after the moves (Chang & Fisher's persistent
     sub-clusters): a cluster the moves left alone keeps its sides ``sub[2c], sub[2c+1]``, a
     merge k ∪ j has k and j as sides, and the two halves of a split, and a cluster with an
     empty side (whose draw from the prior would never attract a row), are relaunched
-    (:func:`launch_sides`).  Returns (params of the 2K' sides, log π̄ (K', 2)) as :func:`refine`."""
+    (:func:`launch_sides`).  Returns (params of the 2K' sides, log π̄ (K', 2)) as :func:`refine`,
+    and own (K, 2): the new side whose statistics count the rows of old (cluster, side), −1 if
+    none (a relaunched cluster; collapsed sides score a row without its own contribution)."""
     K = old.K
-    src = 3 * K + np.arange(2 * new.K).reshape(-1, 2)                 # default: relaunch
+    src = np.empty((new.K, 2), dtype=np.int64)
     fresh = np.zeros(new.K, dtype=bool)
+    own = np.full((K, 2), -1, dtype=np.int64)
     for u, m in enumerate(units):
         if len(m) == 1 and accepted[u]:
             fresh[relabel[m[0]]] = True
         elif len(m) == 2 and accepted[u]:
-            src[relabel[m[0], 0]] = (2 * K + m[0], 2 * K + m[1])
+            c = relabel[m[0], 0]
+            src[c] = (2 * K + m[0], 2 * K + m[1])
+            own[list(m)] = [[2 * c], [2 * c + 1]]
         else:
             for c in m:
                 if min(sub.n[2 * c], sub.n[2 * c + 1]) > 0.5:
                     src[relabel[c, 0]] = (2 * c, 2 * c + 1)
+                    own[c] = 2 * relabel[c, 0] + np.arange(2)
                 else:
                     fresh[relabel[c, 0]] = True
-    pool = sub.concat(old).concat(launch_sides(family, new))
+    src[fresh] = 3 * K + np.arange(2 * fresh.sum()).reshape(-1, 2)
+    pool = sub.concat(old).concat(launch_sides(family, new.take(fresh), rng))
     params, logpi = refine(family, pool.take(src.ravel()), rng)
     logpi[fresh] = -LOG2
-    return params, logpi
+    return params, logpi, own
 
 
 # --- split / merge -------------------------------------------------------------------------

@@ -10,9 +10,17 @@ The sub-cluster sampler (Chang & Fisher 2013) instantiates cluster parameters
 
 ``sample_params(family, stats, rng)`` returns a tuple of arrays for the K clusters of ``stats``;
 ``loglik(family, block, params, sel)`` fills ``out[i, j] = log F(x_i | θ_{sel[i, j]})`` (``sel``
-of shape (n, m), or (1, m) for the same m parameters on every row).  Gamma variates are drawn
-in log space (log G(a) = log G(a+1) + log(V)/a), so tiny Dirichlet/Beta parameters never give
-log 0.  Families are looked up by type in :data:`REGISTRY`.
+of shape (n, m), or (1, m) for the same m parameters on every row).
+
+Sub-clusters (and warm-up clusters; :func:`side_params`, :func:`side_loglik`) of the count
+families score rows by the collapsed predictive *without the row itself*, log f_h^{−i}(x_i) =
+log p(x_h) − log p(x_h ∖ x_i) given the sides' statistics from the previous scan, not by a draw
+θ̄_h ~ p(θ | x_h): a draw given statistics that include x_i rewards x_i's own rare words
+(Dir(βb + N) with βb_v ≪ 1 puts φ_v ≈ 0 on every word missing from the other side), so
+documents stay on the side they were drawn to and a random split never becomes a topic split.
+Those families also launch from two pseudo-rows (:func:`pseudo_rows`) instead of tempered
+parameter draws.  Gamma variates are drawn in log space (log G(a) = log G(a+1) + log(V)/a), so
+tiny Dirichlet/Beta parameters never give log 0.  Families are looked up by type in :data:`REGISTRY`.
 """
 from __future__ import annotations
 
@@ -23,6 +31,8 @@ import numba
 import numpy as np
 
 from ..data.blocks import CSRBlock
+from ..kernels.multinomial import MAX_PRODUCT, log_rising
+from .base import SuffStats
 from .bernoulli import Bernoulli
 from .gaussian import Gaussian
 from .multinomial import Multinomial
@@ -138,6 +148,54 @@ def _multinomial_loglik(block, params, sel, out):
     multinomial_loglik(block.indptr, block.indices, block.data, params[0], sel, out)
 
 
+def _multinomial_state(family: Multinomial, stats) -> tuple:
+    """``(A (V, K) = βb + N_k word-major, T (K,) = β + N_k)``."""
+    return (np.ascontiguousarray((family._bb() + stats["counts"]).T), family.beta + stats["total"])
+
+
+@numba.njit(nogil=True, cache=True)
+def multinomial_side_loglik(indptr, indices, data, A, T, sel, own, out):
+    """out[i, j] = Σ_v log (A_vk − δc_v)^(c_v) − log (T_k − δL_i)^(L_i), k = sel[i, j],
+    δ = [k = own_i], L_i = Σ_v c_iv: the predictive of row i under k's statistics without row i.
+    Small integer counts multiply Π_{j<c}(a + j) into one product, logged when it leaves
+    [1e-280, 1e280] and at the end of the row."""
+    for i in range(indptr.shape[0] - 1):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        L = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            L += data[t]
+        for j in range(row.shape[0]):
+            k = row[j]
+            d = 1.0 if k == own[i] else 0.0
+            s = -log_rising(T[k] - d * L, L)
+            p = 1.0
+            for t in range(indptr[i], indptr[i + 1]):
+                c = data[t]
+                a = A[indices[t], k] - d * c
+                if c <= MAX_PRODUCT and c == math.floor(c):
+                    for m in range(int(c)):
+                        p *= a + m
+                        if p > 1e280 or p < 1e-280:
+                            s += math.log(p)
+                            p = 1.0
+                else:
+                    s += log_rising(a, c)
+            out[i, j] = s + math.log(p)
+
+
+def _multinomial_side_loglik(block, state, sel, own, out):
+    block = block if isinstance(block, CSRBlock) else CSRBlock.from_scipy(block)
+    multinomial_side_loglik(block.indptr, block.indices, block.data, *state, sel, own, out)
+
+
+def _multinomial_pseudo(family: Multinomial, stats, rng):
+    """Counts L̄_k φ̃ (length L̄_k = N_k/n_k), φ̃ ~ Dir(βb + N_k/n_k)."""
+    mean_len = stats["total"] / np.maximum(stats.n, 1.0)
+    lphi = _multinomial_sample(family, stats.scale(1.0 / np.maximum(stats.n, 1.0)), rng)[0].T
+    counts = mean_len[:, None] * np.exp(lphi)
+    return SuffStats(stats.family, {"n": np.ones(stats.K), "counts": counts, "total": counts.sum(axis=1)})
+
+
 # --- Bernoulli (Beta) ----------------------------------------------------------------------
 def _bernoulli_sample(family: Bernoulli, stats, rng) -> tuple:
     """``(D (d, K) = log p − log(1−p), S0 (K,) = Σ_j log(1−p_j))``."""
@@ -167,16 +225,70 @@ def _bernoulli_loglik(block, params, sel, out):
     bernoulli_loglik(np.ascontiguousarray(block, dtype=np.float64), *params, sel, out)
 
 
+def _bernoulli_state(family: Bernoulli, stats) -> tuple:
+    """``(A1 = a + s1, A0 = b + n − s1, T = a + b + n)``, each (d, K), and for rows not counted:
+    ``D = log A1 − log A0`` (d, K), ``S0 = Σ_l log A0_l − log T_l`` (K,)."""
+    a, b = family._ab()
+    s1, n = stats["s1"].T, stats.n[None, :]
+    A1, A0, T = (np.ascontiguousarray(x) for x in (a[:, None] + s1, b[:, None] + n - s1,
+                                                    (a + b)[:, None] + n))
+    return A1, A0, T, np.ascontiguousarray(np.log(A1) - np.log(A0)), (np.log(A0) - np.log(T)).sum(axis=0)
+
+
+@numba.njit(nogil=True, cache=True)
+def bernoulli_side_loglik(X, A1, A0, T, D, S0, sel, own, out):
+    """out[i, j] = Σ_l x_il log(A1_lk − δx_il) + (1 − x_il) log(A0_lk − δ(1 − x_il)) − log(T_lk − δ),
+    k = sel[i, j], δ = [k = own_i]: the predictive of row i under k's statistics without row i
+    (δ = 0: S0_k + Σ_{x_il ≠ 0} x_il D_lk)."""
+    n, d = X.shape
+    for i in range(n):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        for j in range(row.shape[0]):
+            k = row[j]
+            s = 0.0
+            if k != own[i]:
+                s = S0[k]
+                for l in range(d):
+                    if X[i, l] != 0.0:
+                        s += X[i, l] * D[l, k]
+            else:
+                for l in range(d):
+                    x = X[i, l]
+                    if x != 0.0:
+                        s += x * math.log(A1[l, k] - x)
+                    if x != 1.0:
+                        s += (1.0 - x) * math.log(A0[l, k] - (1.0 - x))
+                    s -= math.log(T[l, k] - 1.0)
+            out[i, j] = s
+
+
+def _bernoulli_side_loglik(block, state, sel, own, out):
+    bernoulli_side_loglik(np.ascontiguousarray(block, dtype=np.float64), *state, sel, own, out)
+
+
+def _bernoulli_pseudo(family: Bernoulli, stats, rng):
+    """x̃ = p̃ ~ Beta(a + s1_k/n_k, b + 1 − s1_k/n_k): one fractional row."""
+    a, b = family._ab()
+    m = stats["s1"] / np.maximum(stats.n, 1.0)[:, None]
+    l1, l0 = log_gamma_draws(rng, a + m), log_gamma_draws(rng, b + 1.0 - m)
+    return SuffStats(stats.family, {"n": np.ones(stats.K), "s1": np.exp(l1 - np.logaddexp(l1, l0))})
+
+
 # --- registry ------------------------------------------------------------------------------
 class Draws(NamedTuple):
     sample: Callable   # (family, stats, rng) -> params tuple
     loglik: Callable   # (block, params, sel, out) -> None
+    state: Callable = None         # (family, stats) -> collapsed side state (None: sides draw θ̄)
+    side_loglik: Callable = None   # (block, state, sel, own, out) -> None
+    pseudo: Callable = None        # (family, stats, rng) -> one launch pseudo-row per cluster
 
 
 REGISTRY: dict[type, Draws] = {
     Gaussian: Draws(_gaussian_sample, _gaussian_loglik),
-    Multinomial: Draws(_multinomial_sample, _multinomial_loglik),
-    Bernoulli: Draws(_bernoulli_sample, _bernoulli_loglik),
+    Multinomial: Draws(_multinomial_sample, _multinomial_loglik, _multinomial_state,
+                       _multinomial_side_loglik, _multinomial_pseudo),
+    Bernoulli: Draws(_bernoulli_sample, _bernoulli_loglik, _bernoulli_state,
+                     _bernoulli_side_loglik, _bernoulli_pseudo),
 }
 
 
@@ -198,4 +310,56 @@ def loglik(family, block, params: tuple, sel: np.ndarray) -> np.ndarray:
     n = block.n_rows if isinstance(block, CSRBlock) else block.shape[0]
     out = np.empty((n, sel.shape[1]))
     _entry(family).loglik(block, params, sel, out)
+    return out
+
+
+# --- sub-clusters --------------------------------------------------------------------------
+class Collapsed(NamedTuple):
+    """Clusters (or sides) scored by the leave-one-out predictive given their statistics."""
+    stats: SuffStats
+
+
+def collapsed(family) -> bool:
+    """Whether the family's sub-clusters score rows collapsed (see the module docstring)."""
+    return _entry(family).state is not None
+
+
+def pseudo_rows(family, stats, rng: np.random.Generator) -> SuffStats:
+    """One random pseudo-row per cluster, drawn from its posterior tempered to one row's weight
+    (a function of the cluster's statistics and the random stream only)."""
+    return _entry(family).pseudo(family, stats, rng)
+
+
+def side_params(family, stats, rng: np.random.Generator):
+    """What the clusters or sides of ``stats`` score rows by: :class:`Collapsed` statistics for
+    the count families, else θ̄_h ~ p(θ | x_h)."""
+    return Collapsed(stats) if collapsed(family) else sample_params(family, stats, rng)
+
+
+def side_loglik(family, block, params, sel: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """(n, m) log-likelihoods of the rows under the clusters ``sel``; for :class:`Collapsed`
+    ones the predictive without row i where ``sel[i, j] == own[i]`` (the cluster whose
+    statistics count row i; −1: none)."""
+    if not isinstance(params, Collapsed):
+        return loglik(family, block, params, sel)
+    entry = _entry(family)
+    sel = np.ascontiguousarray(sel, dtype=np.int64)
+    n = block.n_rows if isinstance(block, CSRBlock) else block.shape[0]
+    out = np.empty((n, sel.shape[1]))
+    entry.side_loglik(block, entry.state(family, params.stats), sel,
+                      np.ascontiguousarray(own, dtype=np.int64), out)
+    return out
+
+
+def cluster_loglik(family, block, params, K: int, own: np.ndarray) -> np.ndarray:
+    """(n, K) log-likelihoods of the rows under every cluster: :func:`loglik`, or for
+    :class:`Collapsed` clusters the family's predictive (``log_predictive``) with the column
+    of row i's own cluster ``own[i]`` (−1: none) replaced by the predictive without row i."""
+    if not isinstance(params, Collapsed):
+        return loglik(family, block, params, np.arange(K)[None, :])
+    out = family.log_predictive(block, params.stats)
+    sel = np.maximum(own, 0)[:, None]
+    loo = side_loglik(family, block, params, sel, own)[:, 0]
+    mine = own >= 0
+    out[mine, own[mine]] = loo[mine]
     return out
