@@ -143,6 +143,18 @@ def test_warm_units_pair_the_halves_of_a_blob(rng):
     assert sorted(sorted(u) for u in units) == [[0, 1], [2]]
 
 
+def test_nearest_pairs_match_brute_force(rng):
+    """The m pairs closest in their statistics per row, against a loop over the pairs."""
+    X = rng.normal(size=(60, 3))
+    fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(3))
+    stats = fam.stats_hard(X, rng.integers(0, 12, size=60), 12)
+    k, j = np.triu_indices(12, 1)
+    per_row = {name: v.reshape(12, -1) / np.maximum(stats.n, 1.0)[:, None]
+               for name, v in stats.arrays.items() if name != "n"}
+    ref = [sum(np.sum((v[a] - v[b]) ** 2) for v in per_row.values()) for a, b in zip(k, j)]
+    np.testing.assert_array_equal(np.sort(sc.nearest_pairs(stats, k, j, 7)), np.sort(np.argsort(ref)[:7]))
+
+
 def test_accept_blocks_never_empties_a_cluster():
     cur = np.array([[2, 0, 1], [1, 1, 0]])
     prop = np.array([[0, 3, 0], [0, 1, 1]])

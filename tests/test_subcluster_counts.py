@@ -105,3 +105,17 @@ def test_warm_up_on_two_workers_is_the_in_process_chain():
             runs.append(last)
     np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
     assert runs[0].stats.allclose(runs[1].stats, rtol=0, atol=0)
+
+
+def test_warm_up_opens_the_tiny_clusters():
+    """Pitman–Yor corpus of 600 documents (most clusters of 1–5): the warm pass opens new
+    clusters (grouped per partition, numbered across partitions); labels and statistics agree
+    every iteration and the truth is recovered."""
+    X, y, _ = synthetic.make_pitman_yor_corpus(600)
+    fam = Multinomial(100.0, V=1000)
+    eng = InProcess()
+    for last in run_subcluster(eng, eng.partitions(X, n_partitions=3), fam, DP(1.0), n_iter=8,
+                               warmup=6, random_state=0, labels_every=True):
+        assert last.stats.allclose(fam.stats_hard(X, last.labels, last.stats.K), rtol=1e-8, atol=1e-8)
+    assert last.info["n_clusters"] == len(set(y))
+    assert normalized_mutual_info_score(y, last.labels) > 0.99

@@ -15,8 +15,10 @@ One iteration, with the global state (per-cluster statistics, prior, U) on the d
    → new cluster is applied by the next Gibbs pass.
 
 A warm-up iteration (``it < warmup``) is one *warm pass* instead of steps 2–3: every row draws
-z_i ∝ w_k F(x_i|θ_k) and a sub-label from z_i's persistent sub-clusters, and returns the
-statistics of the 2K sides (:func:`bnpdist.inference.subcluster.carry`); the driver pairs the
+z_i ∝ w_k F(x_i|θ_k) or a new cluster, and a sub-label from z_i's persistent sub-clusters, and
+returns the statistics of the 2K sides and of its new clusters, which the driver numbers
+after the K in partition order (the next pass maps a partition's local numbers K + j to
+global ones, :func:`_prev_labels`; :func:`bnpdist.inference.subcluster.carry`); the driver pairs the
 clusters whose merge gains (:func:`~bnpdist.inference.subcluster.warm_units`) and proposes
 splits of the others along their sub-clusters.  Count families (Multinomial, Bernoulli) score
 clusters and sides there by the leave-one-out predictive given the previous pass's statistics
@@ -40,7 +42,7 @@ from dask.base import tokenize
 
 from ..data.blocks import n_rows
 from ..inference import subcluster as sc
-from ..inference.gibbs import log_partition_joint
+from ..inference.gibbs import CollapsedState, _take, log_partition_joint
 from ..inference.labels import remap_labels
 from ..inference.snapshot import Snapshot
 from ..kernels.subcluster import draw_rows, unit_logq
@@ -67,11 +69,11 @@ def _start_task(block, seed, labels, family, K):
     return (labels, np.zeros_like(labels)), _stats(family, block, labels, K)
 
 
-def _gibbs_task(block, seed, prev, glob):
-    """Relabel, then z'_i ∝ w_k F(x_i | θ_k); returns ((z, z'), (stats of z, stats of z')).
-    ``glob`` = (relabel, family, params, log w)."""
+def _gibbs_task(block, seed, prev, fix, glob):
+    """Relabel (:func:`_prev_labels`), then z'_i ∝ w_k F(x_i | θ_k); returns ((z, z'), (stats of
+    z, stats of z')).  ``glob`` = (relabel, family, params, log w)."""
     relabel, family, params, logw = glob
-    z = relabel[prev[0][0], prev[0][1]]
+    z = relabel[_prev_labels(prev, fix)]
     K, n = len(logw), n_rows(block)
     ll = loglik(family, block, params, np.arange(K)[None, :])
     ll += logw
@@ -100,25 +102,47 @@ def _scan_task(block, seed, prev, pick, glob):
     return (z, b), (_stats(family, block, 2 * unit + b, 2 * nU), logq)
 
 
-def _warm_task(block, seed, prev, glob):
-    """Warm-up pass: z_i ∝ w_k F(x_i | θ_k), then b_i ∝ π̄_{z_i,h} F(x_i | θ̄_{z_i,h}) from z_i's
-    persistent sub-clusters; collapsed clusters and sides score x_i without itself in the
-    cluster ``relabel[z_prev, b_prev]`` and the side ``own[z_prev, b_prev]`` that count it
-    (stale statistics: this pass's moves are not seen).  Returns ((z, b), statistics of the
-    2K sides 2z + b).  ``glob`` = (relabel, family, θ, log w, θ̄, log π̄, own)."""
-    relabel, family, params, logw, sub_params, logpi, own = glob
+def _prev_labels(prev, fix):
+    """The previous pass's (z, b) with a warm pass's new clusters made global: ``fix`` = (K,
+    shift): that pass labelled its j-th new cluster K + j, globally K + shift + j."""
+    (z, b), (K, shift) = prev[0], fix
+    return np.where(z >= K, z + shift, z), b
+
+
+def _warm_task(block, seed, prev, fix, glob):
+    """Warm-up pass: z_i ∝ w_k F(x_i | θ_k), or a new cluster ∝ a(U+τ)^σ f_0(x_i); then b_i ∝
+    π̄_{z_i,h} F(x_i | θ̄_{z_i,h}) from z_i's persistent sub-clusters.  The rows that chose a new
+    cluster are grouped by one sequential collapsed Gibbs pass among themselves (each joins an
+    earlier one's new cluster ∝ (n − σ) f(x_i) or opens another ∝ a(U+τ)^σ f_0(x_i)), labelled
+    K + j, side 0.  Collapsed clusters and sides score x_i without itself in the cluster
+    ``relabel[z_prev, b_prev]`` and the side ``own[z_prev, b_prev]`` that count it (stale
+    statistics: this pass's moves are not seen).  Returns ((z, b), statistics of the 2(K + m)
+    sides 2z + b, m new clusters).  ``glob`` = (relabel, family, θ, log w, θ̄, log π̄, own,
+    prior, U)."""
+    relabel, family, params, logw, sub_params, logpi, own, prior, U = glob
     rng = np.random.default_rng(seed)
     K, n = len(logw), n_rows(block)
-    ll = cluster_loglik(family, block, params, K, relabel[prev[0][0], prev[0][1]])
-    ll += logw
+    zp, bp = _prev_labels(prev, fix)
+    ll = np.empty((n, K + 1))
+    ll[:, :K] = cluster_loglik(family, block, params, K, relabel[zp, bp])
+    ll[:, :K] += logw
+    ll[:, K] = family.log_predictive(block, family.zero_stats(1))[:, 0] + prior.log_new_weight(U)
     z, b = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     draw_rows(ll, rng.random(n), z)
-    mine = own[prev[0][0], prev[0][1]]
+    old = z < K
+    mine = own[zp, bp]
     mine[mine // 2 != z] = -1
-    ll = side_loglik(family, block, sub_params, np.stack([2 * z, 2 * z + 1], axis=1), mine)
-    ll += logpi[z]
+    zs = np.where(old, z, 0)
+    ll = side_loglik(family, block, sub_params, np.stack([2 * zs, 2 * zs + 1], axis=1), mine)
+    ll += logpi[zs]
     draw_rows(ll, rng.random(n), b)
-    return (z, b), _stats(family, block, 2 * z + b, 2 * K)
+    new, m = np.flatnonzero(~old), 0
+    b[new] = 0
+    if len(new):
+        crp = CollapsedState(_take(block, new), family, np.full(len(new), -1), rng)
+        crp.run(np.full(len(new), -1), np.arange(len(new)), prior, U)
+        z[new], m = K + crp.labels, crp.K
+    return (z, b), _stats(family, block, 2 * z + b, 2 * (K + m))
 
 
 # --- engine helpers --------------------------------------------------------------------------
@@ -144,10 +168,10 @@ def _summaries(engine, results: list) -> list:
     return engine.client.submit(_summary_list, *results, key=key).result()
 
 
-def _labels(engine, results: list, relabel: np.ndarray) -> np.ndarray:
+def _labels(engine, results: list, relabel: np.ndarray, fixes: list) -> np.ndarray:
     states = ([r[0] for r in results] if not hasattr(engine, "client") else
               engine.client.gather([engine.client.submit(operator.itemgetter(0), f) for f in results]))
-    return np.concatenate([relabel[z, b] for z, b in states])
+    return np.concatenate([relabel[_prev_labels((s,), f)] for s, f in zip(states, fixes)])
 
 
 def _total(parts: list):
@@ -200,6 +224,8 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     U = prior.sample_u(rng, 0.0, n, K)
     passes = launch_scans + 2
     moved = None                  # warm-up: the last moves, for the persistent sub-clusters
+    same = [(0, 0)] * data.n_partitions     # labels already global (:func:`_prev_labels`)
+    fixes = same                  # after a warm pass: (K, shift) of each partition's new clusters
     for it in range(int(n_iter)):
         tic = time.perf_counter()
         exact = it >= warmup
@@ -211,8 +237,8 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         if exact:
             # 2. restricted Gibbs pass
             results = engine.map(_gibbs_task, data, _per_partition(engine, data, results),
-                                 (relabel, family, params, logw), seed=seed, pass_id=it * passes,
-                                 key="sc-gibbs")
+                                 _per_partition(engine, data, fixes), (relabel, family, params, logw),
+                                 seed=seed, pass_id=it * passes, key="sc-gibbs")
             pairs = _summaries(engine, results)
             accept = sc.accept_blocks(np.array([c.n for c, _ in pairs]), np.array([p.n for _, p in pairs]))
             stats = _total([p if a else c for (c, p), a in zip(pairs, accept)])
@@ -245,9 +271,16 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
                 sub_params, logpi, own = sc.carry(family, *args, stats, rng)
                 own = own[kept]
             results = engine.map(_warm_task, data, _per_partition(engine, data, results),
-                                 (relabel, family, params, logw, sub_params, logpi, own),
+                                 _per_partition(engine, data, fixes),
+                                 (relabel, family, params, logw, sub_params, logpi, own, prior, U),
                                  seed=seed, pass_id=it * passes, key="sc-warm")
-            sides = _total(_summaries(engine, results))
+            # sides of the K clusters summed, then each partition's new clusters in partition order
+            parts, K = _summaries(engine, results), stats.K
+            sides = _total([p.take(np.arange(2 * K)) for p in parts])
+            shift = np.cumsum([0] + [p.K // 2 - K for p in parts])
+            for p in parts:
+                sides = sides.concat(p.take(np.arange(2 * K, p.K)))
+            fixes = [(K, int(c)) for c in shift[:-1]]
             live = np.repeat((sides.n[0::2] + sides.n[1::2]) > 0.5, 2)
             keep = np.cumsum(live[0::2]) - 1
             sides = sides.take(live)
@@ -261,20 +294,21 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         relabel, stats, accepted, _ = sc.split_merge(units, logu, stats, sub, logq, prior, U, family,
                                                      exact)
         moved = None if exact else ((units, accepted, relabel, sides, old), keep)
+        fixes = same if exact else fixes
         relabel = relabel if exact else relabel[keep]
         single = np.array([len(m) == 1 for m in units])
         n_split, n_merge = int(np.sum(accepted & single)), int(np.sum(accepted & ~single))
         last = it == int(n_iter) - 1
-        yield _snapshot(engine, results, relabel, stats, prior, U, family, it, n,
+        yield _snapshot(engine, results, relabel, fixes, stats, prior, U, family, it, n,
                         labels_every or last, seconds=time.perf_counter() - tic, exact=exact,
                         accepted_blocks=n_blocks, splits=n_split, merges=n_merge)
 
 
-def _snapshot(engine, results, relabel, stats, prior, U, family, step, n, with_labels, **info):
+def _snapshot(engine, results, relabel, fixes, stats, prior, U, family, step, n, with_labels, **info):
     objective = log_partition_joint(prior, stats.n, U) + float(np.sum(family.log_marginal(stats)))
     labels = None
     if with_labels:
-        labels, old = remap_labels(_labels(engine, results, relabel))
+        labels, old = remap_labels(_labels(engine, results, relabel, fixes))
         stats = stats.take(old)
     K = stats.K
     return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,

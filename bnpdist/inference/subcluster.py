@@ -48,12 +48,15 @@ Warm-up (``exact=False``): Chang & Fisher's sampler as published, one pass over 
 iteration: persistent sub-clusters (each cluster keeps two, refined once per iteration,
 :func:`carry`), z and the sub-labels drawn in the same pass (count families: z and the
 sub-labels by the leave-one-out predictive given the previous pass's statistics, a stale
-collapsed Gibbs step), restricted Gibbs that lets
-clusters die, and split/merge ratios without the launch terms (log q).  Merges are proposed
-for the pairs whose merge raises the target (:func:`warm_units`, greedy, with the two
-clusters as the merge's sides, :func:`unit_sides`), splits for every other cluster.  Not
-invariant, but a fast route to a good state (exact merges of an over-split cluster are
-exponentially rare in n); the chain is exact from the first iteration after the warm-up on.
+collapsed Gibbs step), restricted Gibbs that lets clusters die and opens new ones (a row
+moves to a new cluster with weight a(U+τ)^σ f_0(x_i); each partition groups its rows that
+did so by one sequential collapsed Gibbs pass among themselves: splits halve clusters, so
+without this a document alone in its topic is never peeled off its host), and split/merge
+ratios without the launch terms (log q).  Merges are proposed for the pairs whose merge raises
+the target (:func:`warm_units`, greedy, with the two clusters as the merge's sides,
+:func:`unit_sides`), splits for every other cluster.  Not invariant, but a fast route to a
+good state (exact merges of an over-split cluster are exponentially rare in n); the chain is
+exact from the first iteration after the warm-up on.
 """
 from __future__ import annotations
 
@@ -120,9 +123,9 @@ def draw_units(rng: np.random.Generator, K: int) -> list[tuple]:
     return [units[i] for i in rng.permutation(len(units))]
 
 
-#: warm-up merge candidates: at most this many pairs scored per iteration (a random subset
-#: beyond), in chunks of at most this many statistics entries
-MAX_PAIRS, CHUNK = 4096, 1 << 22
+#: warm-up merge candidates: at most MAX_PAIRS pairs and BUDGET statistics entries scored per
+#: iteration (beyond: the nearest pairs, :func:`nearest_pairs`), in chunks of at most CHUNK entries
+MAX_PAIRS, BUDGET, CHUNK = 4096, 1 << 23, 1 << 22
 
 
 def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, family) -> list[tuple]:
@@ -130,14 +133,17 @@ def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, fami
     − log g(j) > 0, greedily from the largest gain (each cluster in one pair), the other clusters
     single units; in random order.  (Random pairs find the two halves of an over-split cluster
     with probability ~1/K an iteration; a merge is then exponentially rare once exact.)  Beyond
-    :data:`MAX_PAIRS` pairs a uniform subset of them is scored."""
+    :data:`MAX_PAIRS` pairs or :data:`BUDGET` entries, the pairs closest in their statistics
+    per row are scored (:func:`nearest_pairs`)."""
     K = stats.K
     k, j = np.triu_indices(K, 1)
-    if len(k) > MAX_PAIRS:
-        pick = np.sort(rng.choice(len(k), MAX_PAIRS, replace=False))
+    entries = max(sum(v.size for v in stats.arrays.values()) // max(K, 1), 1)   # per cluster
+    cap = max(1, min(MAX_PAIRS, BUDGET // entries))
+    if len(k) > cap:
+        pick = np.sort(nearest_pairs(stats, k, j, cap))
         k, j = k[pick], j[pick]
     g = log_cluster_terms(prior, U, family, stats)
-    step = max(1, CHUNK * K // max(sum(v.size for v in stats.arrays.values()), 1))
+    step = max(1, CHUNK // entries)
 
     def merged_terms(a):
         return log_cluster_terms(prior, U, family, stats.take(k[a:a + step]) + stats.take(j[a:a + step]))
@@ -153,6 +159,17 @@ def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, fami
             used[[k[p], j[p]]] = True
     units += [(int(c),) for c in np.flatnonzero(~used)]
     return [units[i] for i in rng.permutation(len(units))]
+
+
+def nearest_pairs(stats: SuffStats, k: np.ndarray, j: np.ndarray, m: int) -> np.ndarray:
+    """Indices of the m pairs (k, j) with the smallest squared distance between the clusters'
+    statistics per row (a cheap stand-in for the merge gain: duplicates of one cluster, opened
+    in different partitions, are nearest)."""
+    n = np.maximum(stats.n, 1.0)[:, None]
+    M = np.hstack([v.reshape(stats.K, -1) / n for name, v in stats.arrays.items() if name != "n"])
+    sq = np.einsum("kd,kd->k", M, M)
+    d2 = sq[k] + sq[j] - 2.0 * (M @ M.T)[k, j]
+    return np.argpartition(d2, m - 1)[:m]
 
 
 def unit_maps(units: list[tuple], K: int) -> tuple[np.ndarray, np.ndarray]:
