@@ -34,7 +34,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.special import logsumexp
 
-from .data.blocks import CSRBlock, concat_rows, n_rows
+from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed.variational import InProcess, VariationalRun, gather
 from .obs import Bernoulli, Gaussian, Multinomial
 from .obs.gaussian import COV_FRACTION
@@ -124,22 +124,18 @@ def _evaluate(block, seed, folds, family, prior, values, epsilon, merge_threshol
     for test_idx in folds:
         train_idx = np.setdiff1d(np.arange(n), test_idx)
         engine = InProcess()
-        run = VariationalRun(engine, engine.partitions(_rows(block, train_idx)), family, prior,
+        run = VariationalRun(engine, engine.partitions(take_rows(block, train_idx)), family, prior,
                              epsilon=eps, merge_threshold=merge_threshold, seed=fit_seed)
         for _ in run.adf():
             pass
-        out.append(heldout_rows(family, prior, run.state.stats, run.state.U, _rows(block, test_idx)))
+        out.append(heldout_rows(family, prior, run.state.stats, run.state.U, take_rows(block, test_idx)))
     return np.concatenate(out)
-
-
-def _rows(block, idx):
-    return block.take(idx) if isinstance(block, CSRBlock) else block[idx]
 
 
 def _sample_rows(block, seed, p):
     """Each row kept with probability ``p`` (Bernoulli sampling, partition seed)."""
     keep = np.flatnonzero(np.random.default_rng(seed).random(n_rows(block)) < p)
-    return _rows(block, keep)
+    return take_rows(block, keep)
 
 
 def subsample_size(n: int) -> int:
@@ -154,7 +150,7 @@ def subsample(engine, data, seed: int):
     parts = gather(engine, engine.map(_sample_rows, data, p, seed=seed, pass_id=SUBSAMPLE_PASS,
                                       key="hyper-subsample"))
     block = concat_rows([b for b in parts if n_rows(b)])
-    return _rows(block, np.random.default_rng(seed).permutation(n_rows(block)))
+    return take_rows(block, np.random.default_rng(seed).permutation(n_rows(block)))
 
 
 def _key(pos: dict) -> tuple:

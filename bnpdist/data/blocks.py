@@ -79,6 +79,14 @@ def n_rows(block: Block) -> int:
     return block.n_rows if isinstance(block, CSRBlock) else block.shape[0]
 
 
+def take_rows(block: Block, rows) -> Block:
+    """The rows ``rows`` of a dense or CSR block (the block itself when ``rows`` is all of them in order)."""
+    rows = np.asarray(rows)
+    if len(rows) == n_rows(block) and np.array_equal(rows, np.arange(len(rows))):
+        return block
+    return block.take(rows) if isinstance(block, CSRBlock) else block[rows]
+
+
 def as_block(X) -> Block:
     """Coerce an in-memory matrix (ndarray, scipy sparse, CSRBlock) to a block."""
     if isinstance(X, CSRBlock):

@@ -40,9 +40,9 @@ from typing import Iterator
 import numpy as np
 from dask.base import tokenize
 
-from ..data.blocks import n_rows
+from ..data.blocks import n_rows, take_rows
 from ..inference import subcluster as sc
-from ..inference.gibbs import CollapsedState, _take, log_partition_joint
+from ..inference.gibbs import CollapsedState, log_partition_joint
 from ..inference.labels import remap_labels
 from ..inference.snapshot import Snapshot
 from ..kernels.subcluster import draw_rows, unit_logq
@@ -139,7 +139,7 @@ def _warm_task(block, seed, prev, fix, glob):
     new, m = np.flatnonzero(~old), 0
     b[new] = 0
     if len(new):
-        crp = CollapsedState(_take(block, new), family, np.full(len(new), -1), rng)
+        crp = CollapsedState(take_rows(block, new), family, np.full(len(new), -1), rng)
         crp.run(np.full(len(new), -1), np.arange(len(new)), prior, U)
         z[new], m = K + crp.labels, crp.K
     return (z, b), _stats(family, block, 2 * z + b, 2 * (K + m))

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..data.blocks import CSRBlock, as_block, n_rows
+from ..data.blocks import as_block, n_rows, take_rows
 from ..kernels.gibbs import bind_steps, kernel_block, subsample_schedule
 from ..priors import DP
 from .hyper_obs import resample_obs
@@ -52,7 +52,7 @@ class CollapsedState:
         K = int(labels.max()) + 1 if self.n and labels.max() >= 0 else 0
         rows = np.flatnonzero(labels >= 0)
         stats = (family.zero_stats(0) if K == 0 else
-                 family.stats_hard(_take(block, rows), labels[rows], K))
+                 family.stats_hard(take_rows(block, rows), labels[rows], K))
         cap = min(self.n + 1, max(MIN_CAPACITY, 2 * K + 1))
         self.labels = labels
         self.counts = np.zeros(cap, dtype=np.int64)
@@ -114,12 +114,6 @@ class CollapsedState:
                         objective=objective, rows_seen=rows_seen,
                         info={"n_clusters": K, "EK": float(K), "ek": np.ones(K),
                               "n": self.n_assigned, "family": self.family, **info})
-
-
-def _take(block, rows):
-    if len(rows) == n_rows(block):
-        return block
-    return block.take(rows) if isinstance(block, CSRBlock) else block[rows]
 
 
 def log_partition_joint(prior, counts, U: float) -> float:
