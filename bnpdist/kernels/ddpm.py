@@ -93,6 +93,25 @@ def aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
 
 
 @numba.njit(nogil=True, cache=True)
+def disc_draw(out, hi, i, c, singleton, disc, rng, Phi, sqrt_w, loss, g_scale, S, G, H, eta, s_aux,
+              counts, lo):
+    """Draw row i's slot from ``out[0..hi]`` (slot hi: new) after adding the auxiliary η*'s term
+    (:func:`aux_term`) to the new-cluster weight; a new cluster takes its slot
+    (:func:`disc_new_slot`) and η* (:func:`adopt_aux`).  Returns (slot, whether it is new)."""
+    g_aux = 0.0
+    if disc:
+        term, g_aux = aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
+        out[hi] += term
+    k = draw_index(out, hi, rng)
+    if k < hi:
+        return k, False
+    k = disc_new_slot(c, singleton, disc, counts, lo)
+    if disc:
+        adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux)
+    return k, True
+
+
+@numba.njit(nogil=True, cache=True)
 def ddpm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, rows, start,
                log_alpha, disc, loss, sqrt_w, g_scale, lo, Phi, H, S, G, rng, out, eta, s_aux):
     """Resample z_i for i = rows[start:], return the index of the first step not run (capacity
@@ -121,17 +140,10 @@ def ddpm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, r
                 if disc:
                     out[k] += log_l(loss, 1.0, S[i, k]) - log_l(loss, -1.0, S[i, k])
         out[hi] += log_alpha
-        g_aux = 0.0
-        if disc:
-            term, g_aux = aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
-            out[hi] += term
-        k = draw_index(out, hi, rng)
-        if k == hi:
-            k = disc_new_slot(c, singleton, disc, counts, lo)
-            if disc:
-                adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux)
-            if k >= hi:
-                hi = k + 1
+        k, fresh = disc_draw(out, hi, i, c, singleton, disc, rng, Phi, sqrt_w, loss, g_scale, S, G, H,
+                             eta, s_aux, counts, lo)
+        if k >= hi:
+            hi = k + 1
         add_row(xa, xb, hyper, state, k, 1.0)
         labels[i] = k
         counts[k] += 1

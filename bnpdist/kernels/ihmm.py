@@ -24,8 +24,8 @@ import math
 import numba
 import numpy as np
 
-from .ddpm import adopt_aux, aux_term, disc_new_slot, log_l
-from .gibbs import draw_index, get_row
+from .ddpm import disc_draw, log_l
+from .gibbs import get_row
 
 
 @numba.njit(nogil=True, cache=True)
@@ -81,17 +81,11 @@ def ihmm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, N
             if disc:
                 out[k] += log_l(loss, 1.0, S[t, k]) - log_l(loss, -1.0, S[t, k])
         out[hi] += math.log(alpha * bu[0]) + (math.log(beta[l]) if l >= 0 else 0.0)
-        g_aux = 0.0
-        if disc:
-            term, g_aux = aux_term(t, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
-            out[hi] += term
-        k = draw_index(out, hi, rng)
-        if k == hi:
-            k = disc_new_slot(c, singleton, disc, counts, lo)
-            if disc:
-                adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux)
-            if k >= hi:
-                hi = k + 1
+        k, fresh = disc_draw(out, hi, t, c, singleton, disc, rng, Phi, sqrt_w, loss, g_scale, S, G, H,
+                             eta, s_aux, counts, lo)
+        if k >= hi:
+            hi = k + 1
+        if fresh:
             b = 1.0 - rng.random() ** (1.0 / gamma)         # Beta(1, γ) by inversion
             beta[k] = b * bu[0]
             bu[0] -= beta[k]
