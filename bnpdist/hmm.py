@@ -9,7 +9,6 @@ approximate).
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from .data.blocks import as_block, concat_rows
 from .distributed import Engine, resolve_seed
@@ -19,6 +18,7 @@ from .distributed.variational import InProcess
 from .hyper import search_hmm
 from .obs import Gaussian, Multinomial
 from .obs.base import DataSummary
+from .params import Estimator
 from .priors import HDP, Gamma
 
 #: algorithm → discriminative loss (None: the plain iHMM)
@@ -59,7 +59,7 @@ def _summary(block) -> DataSummary:
     return DataSummary(len(X), X.shape[1], "dense", X.mean(axis=0), cov)
 
 
-class BNPHMM(BaseEstimator):
+class BNPHMM(Estimator):
     """HDP-HMM (iHMM) with any conjugate observation family; DIH-S / DIH-L variants.
 
     Parameters

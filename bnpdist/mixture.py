@@ -20,7 +20,7 @@ from typing import Iterator
 import dask
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from .data.blocks import CSRBlock, as_block
@@ -33,9 +33,10 @@ from .inference.merge import VarState
 from .inference.snapshot import Snapshot
 from .hyper import free_coordinates, search
 from .kernels.scan import row_access, score_scan
-from .obs import Gaussian, Multinomial, family_from_params
+from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
-from .priors import DP, prior_from_params
+from .params import Estimator
+from .priors import DP, prior_from_dict
 
 #: name → driver generator; only implemented algorithms are registered
 ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": gibbs_driver, "anneal": anneal_driver,
@@ -95,7 +96,7 @@ def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: 
     return labels, logp, (P if proba else None)
 
 
-class BNPMixture(BaseEstimator):
+class BNPMixture(Estimator):
     """Bayesian nonparametric mixture (DP or NGGP prior, conjugate observations), K unbounded.
 
     Parameters
@@ -170,11 +171,6 @@ class BNPMixture(BaseEstimator):
         self.scheduler = scheduler
         self.verbose = verbose
 
-    def __sklearn_clone__(self) -> "BNPMixture":
-        """An unfitted copy with the same parameters.  Priors and families are immutable values
-        (and their ``get_params`` is not sklearn's), so they are shared rather than cloned."""
-        return type(self)(**self.get_params(deep=False))
-
     # --- set-up --------------------------------------------------------------------------
     def _config(self, prior, seed: int) -> FitConfig:
         if self.algorithm not in ALGORITHMS:
@@ -211,9 +207,14 @@ class BNPMixture(BaseEstimator):
             with Engine(client=self.client, scheduler=self.scheduler, dashboard=False) as engine:
                 yield engine
 
+    def _given_prior(self):
+        """A copy of ``prior`` (DP(1.0) when None), so that later ``set_params`` calls leave the
+        fitted ``prior_`` alone."""
+        return DP(1.0) if self.prior is None else clone(self.prior)
+
     def _resolve(self, engine, data):
         """The prior and the observation family with its data-driven defaults filled in."""
-        prior = DP(1.0) if self.prior is None else self.prior
+        prior = self._given_prior()
         obs = self.obs if self.obs is not None else (Multinomial() if data.kind == "csr" else Gaussian())
         if obs.block_kind != data.kind:
             raise ValueError(f"{type(obs).__name__} needs {obs.block_kind} input, got {data.kind} data")
@@ -242,7 +243,7 @@ class BNPMixture(BaseEstimator):
     # --- fitting -------------------------------------------------------------------------
     def iter_fit(self, X) -> Iterator[Snapshot]:
         """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass."""
-        prior = DP(1.0) if self.prior is None else self.prior
+        prior = self._given_prior()
         config = self._config(prior, resolve_seed(self.random_state))
         self.seed_ = config.seed
         with self._engine(X) as engine:
@@ -279,7 +280,7 @@ class BNPMixture(BaseEstimator):
         if fitted:
             config = self._config(self.prior_, self.seed_)
         else:
-            prior = DP(1.0) if self.prior is None else self.prior
+            prior = self._given_prior()
             config = self._config(prior, resolve_seed(self.random_state))
         self.seed_ = config.seed
         with self._engine(X) as engine:
@@ -382,9 +383,9 @@ class BNPMixture(BaseEstimator):
             raise FileExistsError(f"{path} exists and is not a saved bnpdist model; not overwriting")
         meta = {"format": "bnpdist.BNPMixture", "format_version": FORMAT_VERSION,
                 "params": {k: getattr(self, k) for k in self._PARAMS},
-                "prior": None if self.prior is None else self.prior.get_params(),
-                "obs": None if self.obs is None else self.obs.get_params(),
-                "prior_": self.prior_.get_params(), "obs_": self.obs_.get_params(),
+                "prior": None if self.prior is None else self.prior.to_dict(),
+                "obs": None if self.obs is None else self.obs.to_dict(),
+                "prior_": self.prior_.to_dict(), "obs_": self.obs_.to_dict(),
                 "family": stats.family, "seed": self.seed_, "U": self.U_,
                 "n_rows_seen": self.n_rows_seen_, "history": self.history_,
                 "hyper_search": getattr(self, "hyper_search_", None)}
@@ -416,11 +417,11 @@ class BNPMixture(BaseEstimator):
         if meta.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"unsupported BNPMixture format version {meta.get('format_version')!r} "
                              f"(this bnpdist reads version {FORMAT_VERSION})")
-        est = cls(prior=None if meta["prior"] is None else prior_from_params(meta["prior"]),
-                  obs=None if meta["obs"] is None else family_from_params(meta["obs"]), **meta["params"])
+        est = cls(prior=None if meta["prior"] is None else prior_from_dict(meta["prior"]),
+                  obs=None if meta["obs"] is None else family_from_dict(meta["obs"]), **meta["params"])
         with np.load(path / "arrays.npz", allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-        est.prior_, est.obs_ = prior_from_params(meta["prior_"]), family_from_params(meta["obs_"])
+        est.prior_, est.obs_ = prior_from_dict(meta["prior_"]), family_from_dict(meta["obs_"])
         est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
         est.ek_, est.U_ = arrays["ek"], float(meta["U"])
         est.n_rows_seen_, est.seed_, est.history_ = int(meta["n_rows_seen"]), meta["seed"], meta["history"]

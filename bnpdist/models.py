@@ -4,12 +4,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .distributed import Engine
 from .distributed.dataset import is_in_memory
 from .inference import known_groups as kg
+from .params import Estimator
 
 
 @contextmanager
@@ -39,7 +39,7 @@ def _positive(value, name: str) -> float:
     return value
 
 
-class KnownGroupsDMM(BaseEstimator):
+class KnownGroupsDMM(Estimator):
     """Dirichlet–multinomial model of documents with known groups (seed 004).
 
     Priors φ_t ~ Dir(β n) over the V words for each group t and θ ~ Dir(α m) over the T

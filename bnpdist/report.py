@@ -128,7 +128,7 @@ def render(model, *, assignments=None, top_words: int = 10, max_clusters: int = 
     order = [int(k) for k in np.argsort(est.stats_.n)[::-1][:max_clusters]]
     d = est.obs_.n_features
     info = {"clusters": est.n_clusters_, "rows seen": est.n_rows_seen_,
-            "prior": est.prior_.get_params(), "family": est.obs_.get_params().get("type"),
+            "prior": est.prior_.to_dict(), "family": est.obs_.name,
             "features": d, "seed": est.seed_, "input files": len(manifest.files)}
     parts = [f"<h1>bnpdist model: {html.escape(model.resolve().name)}</h1><table>"]
     parts += [f"<tr><th>{k}</th><td>{html.escape(str(v))}</td></tr>" for k, v in info.items()]

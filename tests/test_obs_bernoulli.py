@@ -48,7 +48,7 @@ def test_posterior_mean(rng):
 
 def test_resolve_params_and_validation():
     fam = Bernoulli().resolve(DataSummary(10, 5, "dense"))
-    assert fam.d == 5 and fam.get_params() == {"type": "Bernoulli", "a": 1.0, "b": 1.0, "d": 5}
+    assert fam.d == 5 and fam.to_dict() == {"type": "Bernoulli", "a": 1.0, "b": 1.0, "d": 5}
     assert Bernoulli(a=[1.0, 2.0]).d == 2
     for bad in [dict(a=0.0), dict(b=-1.0), dict(a=[1.0, 2.0], b=[1.0, 2.0, 3.0]), dict(a=[1.0, 2.0], d=3)]:
         with pytest.raises(ValueError):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bnpdist.data.blocks import CSRBlock
-from bnpdist.obs import Bernoulli, DataSummary, Gaussian, Multinomial, family_from_params
+from bnpdist.obs import Bernoulli, DataSummary, Gaussian, Multinomial, family_from_dict
 
 FAMILIES = ["Multinomial", "Gaussian", "Bernoulli"]
 SEEDS = settings(max_examples=6, derandomize=True, deadline=None)
@@ -187,12 +187,12 @@ def test_row_kernel_matches_block_api_and_empty_slot_is_prior(name, rng):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_params_round_trip(name):
     fam, _ = make_case(name, 7)
-    params = json.loads(json.dumps(fam.get_params()))
+    params = json.loads(json.dumps(fam.to_dict()))
     assert params["type"] == name
-    again = family_from_params(params)
-    assert type(again) is type(fam) and again.get_params() == fam.get_params()
+    again = family_from_dict(params)
+    assert type(again) is type(fam) and again.to_dict() == fam.to_dict()
     unresolved = type(fam)()
-    assert family_from_params(unresolved.get_params()).get_params() == unresolved.get_params()
+    assert family_from_dict(unresolved.to_dict()).to_dict() == unresolved.to_dict()
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -202,7 +202,7 @@ def test_resolve_is_idempotent_and_unresolved_refuses(name):
     summary = DataSummary(n_rows(block), fam.n_features, kind,
                           mean=None if kind == "csr" else block.mean(0),
                           cov=None if kind == "csr" else np.cov(block.T))
-    assert fam.resolve(summary).get_params() == fam.get_params()
+    assert fam.resolve(summary).to_dict() == fam.to_dict()
     with pytest.raises(RuntimeError, match="resolve"):
         type(fam)().zero_stats(1)
     other = DataSummary(10, 3, "dense" if kind == "csr" else "csr")
@@ -210,6 +210,6 @@ def test_resolve_is_idempotent_and_unresolved_refuses(name):
         type(fam)().resolve(other)
 
 
-def test_family_from_params_refuses_unknown_type():
+def test_family_from_dict_refuses_unknown_type():
     with pytest.raises(ValueError, match="unknown observation family"):
-        family_from_params({"type": "Poisson"})
+        family_from_dict({"type": "Poisson"})

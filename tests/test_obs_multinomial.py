@@ -96,7 +96,8 @@ def test_resolve_defaults_and_validation():
     np.testing.assert_allclose(fam.kernel_hyper()[1], np.full(50, 0.1))
     assert Multinomial(beta=2.0).resolve(DataSummary(10, 5, "csr")).beta == 2.0
     based = Multinomial(base=[1.0, 3.0])
-    np.testing.assert_allclose(based.base, [0.25, 0.75])
+    np.testing.assert_allclose(based.base, [1.0, 3.0])      # stored as given, used normalised:
+    np.testing.assert_allclose(Multinomial(4.0, [1.0, 3.0]).kernel_hyper()[1], [1.0, 3.0])
     assert based.V == 2
     with pytest.raises(ValueError):
         based.resolve(DataSummary(10, 3, "csr"))

@@ -14,7 +14,7 @@ from scipy.special import gammaln
 
 from bnpdist.exact import set_partitions
 from bnpdist.kernels.priors import u_hat_nb
-from bnpdist.priors import DP, HDP, NGGP, Gamma, Prior, prior_from_params, sample_crt
+from bnpdist.priors import DP, HDP, NGGP, Gamma, Prior, prior_from_dict, sample_crt
 
 NGGP_CASES = [(1.0, 0.5, 1.0), (2.0, 0.25, 0.5), (0.7, 0.8, 3.0), (1.0, 0.5, 0.0), (1.5, 0.0, 1.0)]
 P_MIN = 1e-3
@@ -75,16 +75,16 @@ def test_bad_dp_gamma_hdp():
     with pytest.raises(TypeError):
         DP(1.0, alpha_prior=(1.0, 1.0))
     with pytest.raises(ValueError):
-        prior_from_params({"type": "PY"})
+        prior_from_dict({"type": "PY"})
 
 
 @pytest.mark.parametrize("p", [DP(), DP(2.5, Gamma(2.0, 0.5)), NGGP(), NGGP(0.3, 0.7, 0.0),
                                NGGP(2.0, 0.25, 1.5, a_prior=Gamma(1.0, 1.0), sample_sigma=True),
                                HDP(), HDP(3.0, 0.5, Gamma(1.0, 2.0), Gamma(3.0, 1.0))])
 def test_params_round_trip(p):
-    d = json.loads(json.dumps(p.get_params()))
+    d = json.loads(json.dumps(p.to_dict()))
     assert d["type"] == type(p).__name__
-    assert prior_from_params(d) == p
+    assert prior_from_dict(d) == p
 
 
 def test_common_interface():

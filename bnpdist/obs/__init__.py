@@ -7,8 +7,8 @@ from .multinomial import Multinomial
 FAMILIES = {cls.name: cls for cls in (Multinomial, Gaussian, Bernoulli)}
 
 
-def family_from_params(params: dict) -> ObsFamily:
-    """Rebuild a family from ``{"type": name, **get_params()}`` (e.g. a saved model's JSON)."""
+def family_from_dict(params: dict) -> ObsFamily:
+    """Rebuild a family from its :meth:`~bnpdist.params.Params.to_dict` (e.g. a saved model's JSON)."""
     params = dict(params)
     kind = params.pop("type", None)
     if kind not in FAMILIES:
@@ -17,4 +17,4 @@ def family_from_params(params: dict) -> ObsFamily:
 
 
 __all__ = ["Multinomial", "Gaussian", "Bernoulli", "SuffStats", "ObsFamily", "DataSummary",
-           "family_from_params", "FAMILIES"]
+           "family_from_dict", "FAMILIES"]

@@ -30,6 +30,7 @@ from typing import Mapping
 import numpy as np
 
 from ..data.blocks import Block
+from ..params import Params
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,11 +134,13 @@ class SuffStats:
                             for k, v in arrays.items() if k.startswith(prefix)})
 
 
-class ObsFamily(ABC):
+class ObsFamily(Params, ABC):
     """A conjugate observation model F with prior H: statistics, marginals, predictives.
 
     Instances hold hyperparameters only; ``resolve(summary)`` fills data-driven defaults
     (dimension, vocabulary size, NIW mean/scale) and returns a new, fully specified family.
+    The constructor's arguments are scikit-learn parameters (:mod:`bnpdist.params`): each is
+    stored unchanged under its own name; ``to_dict`` is the JSON form of saved models.
     """
 
     name: str = "base"
@@ -148,10 +151,6 @@ class ObsFamily(ABC):
     @abstractmethod
     def resolve(self, summary: "DataSummary") -> "ObsFamily":
         """A copy with every default filled from a data summary; idempotent."""
-
-    @abstractmethod
-    def get_params(self) -> dict:
-        """JSON-serialisable hyperparameters (``type(self)(**params)`` rebuilds it)."""
 
     # --- statistics ----------------------------------------------------------------------
     @abstractmethod

@@ -13,11 +13,13 @@ DEFAULT_AB = 1.0
 
 
 def _param(v, name):
-    """A positive scalar (kept as float) or a positive 1-D array."""
+    """A positive scalar (kept as float) or a positive 1-D array; a valid value is returned as is."""
     arr = np.asarray(v, dtype=np.float64)
     if arr.ndim > 1 or not np.all(arr > 0) or not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be a positive scalar or 1-D array")
-    return float(arr) if arr.ndim == 0 else arr
+    if arr.ndim:
+        return arr
+    return v if type(v) is float else float(arr)
 
 
 class Bernoulli(ObsFamily):
@@ -70,11 +72,6 @@ class Bernoulli(ObsFamily):
             raise ValueError(f"Bernoulli has d={self.d} but the data have {d} columns")
         return Bernoulli(DEFAULT_AB if self.a is None else self.a,
                          DEFAULT_AB if self.b is None else self.b, d)
-
-    def get_params(self) -> dict:
-        def js(v):
-            return v.tolist() if isinstance(v, np.ndarray) else v
-        return {"type": self.name, "a": js(self.a), "b": js(self.b), "d": self.d}
 
     def _ab(self):
         """(a, b) as (d,) arrays."""

@@ -110,12 +110,6 @@ class Gaussian(ObsFamily):
         return Gaussian(mean if self.mu0 is None else self.mu0,
                         KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0)
 
-    def get_params(self) -> dict:
-        return {"type": self.name,
-                "mu0": None if self.mu0 is None else self.mu0.tolist(),
-                "kappa0": self.kappa0, "nu0": self.nu0,
-                "Lambda0": None if self.Lambda0 is None else self.Lambda0.tolist()}
-
     def _d(self) -> int:
         if self.mu0 is None or self.Lambda0 is None or self.kappa0 is None or self.nu0 is None:
             raise RuntimeError("Gaussian is not resolved: call .resolve(summary) first")

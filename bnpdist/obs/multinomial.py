@@ -37,7 +37,7 @@ class Multinomial(ObsFamily):
         to ``min(0.1 * V, L)`` with L the mean tokens per document when known (βb_v = 0.1 per
         word under the uniform base, capped so the prior weighs at most one average document).
     base : array-like (V,) or None
-        Base measure b (positive; normalised to sum to 1).  ``None``: uniform, b_v = 1/V.
+        Base measure b (positive; used normalised to sum to 1).  ``None``: uniform, b_v = 1/V.
     V : int or None
         Vocabulary size; taken from ``base`` or filled by :meth:`resolve`.
     """
@@ -52,7 +52,6 @@ class Multinomial(ObsFamily):
                 raise ValueError("base must be a 1-D array of positive finite weights")
             if V is not None and int(V) != len(base):
                 raise ValueError(f"base has {len(base)} entries but V={V}")
-            base = base / base.sum()
             V = len(base)
         if beta is not None and not (np.isfinite(beta) and beta > 0):
             raise ValueError(f"beta must be positive, got {beta}")
@@ -82,15 +81,11 @@ class Multinomial(ObsFamily):
                 beta = min(beta, BETA_PER_TOKEN * summary.mean_length)
         return Multinomial(beta, self.base, V)
 
-    def get_params(self) -> dict:
-        base = None if self.base is None else self.base.tolist()
-        return {"type": self.name, "beta": self.beta, "base": base, "V": self.V}
-
     def _bb(self) -> np.ndarray:
         """β·b, shape (V,)."""
         if self.beta is None or self.V is None:
             raise RuntimeError("Multinomial is not resolved: call .resolve(summary) first")
-        b = np.full(self.V, 1.0 / self.V) if self.base is None else self.base
+        b = np.full(self.V, 1.0 / self.V) if self.base is None else self.base / self.base.sum()
         return self.beta * b
 
     def _block(self, block) -> CSRBlock:

@@ -11,8 +11,8 @@ _TYPES = {"DP": (DP, ("alpha_prior",)), "NGGP": (NGGP, ("a_prior",)),
           "HDP": (HDP, ("alpha_prior", "gamma_prior"))}
 
 
-def prior_from_params(d: dict) -> "DP | NGGP | HDP":
-    """Rebuild a prior from ``get_params()`` output (hyperpriors as ``{"a": .., "b": ..}`` dicts)."""
+def prior_from_dict(d: dict) -> "DP | NGGP | HDP":
+    """Rebuild a prior from its :meth:`~bnpdist.params.Params.to_dict` (e.g. a saved model's JSON)."""
     d = dict(d)
     kind = d.pop("type", None)
     if kind not in _TYPES:
@@ -20,8 +20,8 @@ def prior_from_params(d: dict) -> "DP | NGGP | HDP":
     cls, hyper = _TYPES[kind]
     for h in hyper:
         if h in d:
-            d[h] = Gamma.from_params(d[h])
+            d[h] = Gamma.from_dict(d[h])
     return cls(**d)
 
 
-__all__ = ["DP", "NGGP", "HDP", "Gamma", "Prior", "prior_from_params", "sample_crt"]
+__all__ = ["DP", "NGGP", "HDP", "Gamma", "Prior", "prior_from_dict", "sample_crt"]

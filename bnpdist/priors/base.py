@@ -6,7 +6,8 @@ Every prior is an exchangeable partition law with an auxiliary variable U (seed 
 
 The DP is the case sigma = 0 (then U is irrelevant).  Kernels receive ``kernel_params()`` =
 ``(mass, sigma, tau)`` as floats and the helpers of :mod:`bnpdist.kernels.priors`.
-Priors are immutable: hyperparameter updates return a new object.
+Priors are immutable values except through scikit-learn's ``set_params`` (:mod:`bnpdist.params`):
+hyperparameter updates return a new object.
 """
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from typing import Callable
 
 import numpy as np
 
+from ..params import Params
 
-class Prior(ABC):
+
+class Prior(Params, ABC):
     """Common interface; subclasses expose ``mass``, ``sigma`` and ``tau`` as floats."""
 
     mass: float
@@ -52,10 +55,6 @@ class Prior(ABC):
     def resample(self, rng: np.random.Generator, n: int, K: int, U: float | None = None,
                  counts=None) -> "Prior":
         """A new prior with hyperparameters drawn from their conditional posterior."""
-
-    @abstractmethod
-    def get_params(self) -> dict:
-        """JSON-safe parameters with a ``"type"`` key (see :func:`prior_from_params`)."""
 
 
 def block_counts(counts) -> np.ndarray:

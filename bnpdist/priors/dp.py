@@ -73,7 +73,3 @@ class DP(Prior):
         odds = (a + K - 1.0) / (n * rate)
         shape = a + K if rng.random() < odds / (1.0 + odds) else a + K - 1.0
         return replace(self, alpha=draw_gamma(rng, shape, rate))
-
-    def get_params(self) -> dict:
-        return {"type": "DP", "alpha": self.alpha,
-                "alpha_prior": None if self.alpha_prior is None else self.alpha_prior.get_params()}

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..params import Params
+
 _TINY = np.finfo(np.float64).tiny
 
 
@@ -17,7 +19,7 @@ def positive_float(name: str, x) -> float:
 
 
 @dataclass(frozen=True)
-class Gamma:
+class Gamma(Params):
     """Shape ``a`` > 0, rate ``b`` > 0 (mean a/b)."""
 
     a: float = 1.0
@@ -35,12 +37,10 @@ class Gamma:
             return -math.inf
         return self.a * math.log(self.b) - math.lgamma(self.a) + (self.a - 1.0) * math.log(x) - self.b * x
 
-    def get_params(self) -> dict:
-        return {"a": self.a, "b": self.b}
-
     @classmethod
-    def from_params(cls, d: dict | None) -> "Gamma | None":
-        return None if d is None else cls(**d)
+    def from_dict(cls, d: dict | None) -> "Gamma | None":
+        """Inverse of :meth:`to_dict` (also reads the older form without a ``"type"`` key)."""
+        return None if d is None else cls(**{k: v for k, v in d.items() if k != "type"})
 
 
 def draw_gamma(rng: np.random.Generator, shape: float, rate: float) -> float:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..params import Params
 from .gamma import Gamma, check_hyperprior, positive_float
 
 
 @dataclass(frozen=True)
-class HDP:
+class HDP(Params):
     """Parameter holder: top-level ``gamma`` (global weights β ~ GEM(gamma)), per-state ``alpha``."""
 
     alpha: float = 1.0
@@ -28,11 +29,6 @@ class HDP:
         object.__setattr__(self, "gamma", positive_float("HDP gamma", self.gamma))
         check_hyperprior("alpha_prior", self.alpha_prior)
         check_hyperprior("gamma_prior", self.gamma_prior)
-
-    def get_params(self) -> dict:
-        return {"type": "HDP", "alpha": self.alpha, "gamma": self.gamma,
-                "alpha_prior": None if self.alpha_prior is None else self.alpha_prior.get_params(),
-                "gamma_prior": None if self.gamma_prior is None else self.gamma_prior.get_params()}
 
 
 def sample_crt(rng: np.random.Generator, n, alpha) -> np.ndarray:

@@ -158,8 +158,3 @@ class NGGP(Prior):
             a = math.exp(la)
             return p.logpdf(a) + (K + 1) * la + log_u_integral(n, K, a, s, tau)
         return math.exp(slice_step(rng, logf, math.log(self.a), 1.0))
-
-    def get_params(self) -> dict:
-        return {"type": "NGGP", "a": self.a, "sigma": self.sigma, "tau": self.tau,
-                "a_prior": None if self.a_prior is None else self.a_prior.get_params(),
-                "sample_sigma": self.sample_sigma}
