@@ -93,7 +93,8 @@ def build(family, prior, values: dict):
         family = Multinomial(obs["beta"], family.base, family.V)
     elif isinstance(family, Gaussian) and obs:
         scale = obs.get("cov_fraction", COV_FRACTION) / COV_FRACTION
-        family = Gaussian(family.mu0, obs.get("kappa0", family.kappa0), family.nu0, family.Lambda0 * scale)
+        family = Gaussian(family.mu0, obs.get("kappa0", family.kappa0), family.nu0, family.Lambda0 * scale,
+                          covariance=family.covariance)
     elif isinstance(family, Bernoulli) and obs:
         family = Bernoulli(obs.get("a", family.a), obs.get("b", family.b), family.d)
     if "prior.a" in values:

@@ -37,6 +37,8 @@ DATA = {
                   np.array([[1, 1, 0], [1, 0, 0], [0, 1, 1], [0, 0, 1], [1, 1, 1]], dtype=float)),
     "gaussian": (Gaussian(np.zeros(2), 1.0, 4.0, 0.5 * np.eye(2)),
                  np.array([[0.0, 0.1], [0.3, -0.2], [1.5, 1.4], [1.8, 1.2], [0.9, 0.6]])),
+    "gaussian-diag": (Gaussian(np.zeros(2), 1.0, 3.0, [0.5, 0.3], covariance="diag"),
+                      np.array([[0.0, 0.1], [0.3, -0.2], [1.5, 1.4], [1.8, 1.2], [0.9, 0.6]])),
     "multinomial": (Multinomial(2.0, V=4),
                     CSRBlock.from_scipy(sp.csr_matrix(np.array(
                         [[2, 1, 0, 0], [1, 1, 0, 1], [0, 0, 3, 1], [0, 1, 2, 0], [1, 0, 1, 1]],

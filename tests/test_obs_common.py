@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from bnpdist.data.blocks import CSRBlock
 from bnpdist.obs import Bernoulli, DataSummary, Gaussian, Multinomial, family_from_dict
 
-FAMILIES = ["Multinomial", "Gaussian", "Bernoulli"]
+FAMILIES = ["Multinomial", "Gaussian", "DiagGaussian", "Bernoulli"]
 SEEDS = settings(max_examples=6, derandomize=True, deadline=None)
 
 
@@ -27,11 +27,12 @@ def make_case(name, seed, n=14):
         C[2, :] += 3                   # document longer than 16 tokens
         fam = Multinomial(base=rng.random(V) + 0.5).resolve(DataSummary(n, V, "csr"))
         return fam, CSRBlock.from_scipy(C)
-    if name == "Gaussian":
+    if name in ("Gaussian", "DiagGaussian"):
         d = 3
         X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + 5.0
         summary = DataSummary(n, d, "dense", mean=X.mean(0), cov=np.cov(X.T))
-        return Gaussian(kappa0=0.5).resolve(summary), X
+        cov = "diag" if name == "DiagGaussian" else "full"
+        return Gaussian(kappa0=0.5, covariance=cov).resolve(summary), X
     d = 6
     X = (rng.random((n, d)) < rng.random(d)).astype(float)
     return Bernoulli(a=rng.random(d) + 0.5, b=2.0).resolve(DataSummary(n, d, "dense")), X

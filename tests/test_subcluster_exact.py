@@ -41,7 +41,7 @@ def check(family, prior, iters, engine=None):
 
 
 @pytest.mark.parametrize("prior", ["dp", "nggp"])
-@pytest.mark.parametrize("family", ["bernoulli", "gaussian", "multinomial"])
+@pytest.mark.parametrize("family", ["bernoulli", "gaussian", "gaussian-diag", "multinomial"])
 def test_subcluster_matches_exact_posterior(family, prior):
     check(family, prior, ITERS)
 

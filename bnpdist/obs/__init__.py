@@ -2,9 +2,10 @@
 from .base import DataSummary, ObsFamily, SuffStats
 from .bernoulli import Bernoulli
 from .gaussian import Gaussian
+from .gaussian_diag import DiagGaussian
 from .multinomial import Multinomial
 
-FAMILIES = {cls.name: cls for cls in (Multinomial, Gaussian, Bernoulli)}
+FAMILIES = {cls.name: cls for cls in (Multinomial, Gaussian, DiagGaussian, Bernoulli)}
 
 
 def family_from_dict(params: dict) -> ObsFamily:
@@ -16,5 +17,5 @@ def family_from_dict(params: dict) -> ObsFamily:
     return FAMILIES[kind](**params)
 
 
-__all__ = ["Multinomial", "Gaussian", "Bernoulli", "SuffStats", "ObsFamily", "DataSummary",
+__all__ = ["Multinomial", "Gaussian", "DiagGaussian", "Bernoulli", "SuffStats", "ObsFamily", "DataSummary",
            "family_from_dict", "FAMILIES"]

@@ -5,6 +5,8 @@ The sub-cluster sampler (Chang & Fisher 2013) instantiates cluster parameters
 
     Gaussian     Σ ~ IW(Λ_n, ν_n), μ | Σ ~ N(μ_n, Σ/κ_n)   (Bartlett: Σ⁻¹ = C Cᵀ, C lower)
                  log F(x | μ, Σ) = −d/2 log 2π + Σ_j log C_jj − ½ ‖Cᵀ(x − μ)‖²
+    diagonal     σ⁻²_j ~ Gamma(ν_n/2, λ_nj/2), μ_j | σ²_j ~ N(μ_nj, σ²_j/κ_n) per dimension
+                 log F(x | μ, σ) = −d/2 log 2π − Σ_j log σ_j − ½ Σ_j (x_j − μ_j)²/σ²_j
     Multinomial  φ ~ Dir(βb + N_k);  log F(x | φ) = Σ_v c_v log φ_v   (token sequence, as the family)
     Bernoulli    p_j ~ Beta(a_j + s_j, b_j + n − s_j);  log F(x | p) = Σ_j x_j log p_j + (1−x_j) log(1−p_j)
 
@@ -35,6 +37,7 @@ from ..kernels.multinomial import MAX_PRODUCT, log_rising
 from .base import SuffStats
 from .bernoulli import Bernoulli
 from .gaussian import Gaussian
+from .gaussian_diag import DiagGaussian
 from .multinomial import Multinomial
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -118,6 +121,36 @@ def _gaussian_loglik(block, params, sel, out):
     else:
         gaussian_loglik(X, np.ascontiguousarray(np.swapaxes(Ct, 1, 2)), B, cst,
                         np.broadcast_to(sel, (X.shape[0], sel.shape[1])), out)
+
+
+# --- diagonal Gaussian (Normal–Gamma per dimension) -------------------------------------------
+def _diag_sample(family: DiagGaussian, stats, rng) -> tuple:
+    """``(P (K, d) = 1/σ, B (K, d) = μ/σ, cst (K,))``: σ⁻²_j ~ Gamma(ν_n/2, rate λ_nj/2),
+    μ_j | σ²_j ~ N(μ_nj, σ²_j/κ_n)."""
+    kn, nun, mun, lam = family._posterior(stats)
+    P = np.sqrt(rng.standard_gamma(np.broadcast_to(nun[:, None] / 2, lam.shape)) * 2.0 / lam)
+    mean = mun + rng.standard_normal(mun.shape) / (P * np.sqrt(kn)[:, None])
+    cst = -0.5 * mean.shape[1] * _LOG_2PI + np.log(P).sum(axis=1)
+    return np.ascontiguousarray(P), np.ascontiguousarray(P * mean), cst
+
+
+@numba.njit(nogil=True, cache=True)
+def diag_loglik(X, P, B, cst, sel, out):
+    """out[i, j] = cst_k − ½ Σ_a (P_ka x_ia − B_ka)², k = sel[i, j]: log N(x_i; μ_k, diag(P_k⁻²))."""
+    n, d = X.shape
+    for i in range(n):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        for j in range(row.shape[0]):
+            k = row[j]
+            q = 0.0
+            for a in range(d):
+                z = P[k, a] * X[i, a] - B[k, a]
+                q += z * z
+            out[i, j] = cst[k] - 0.5 * q
+
+
+def _diag_loglik(block, params, sel, out):
+    diag_loglik(np.ascontiguousarray(block, dtype=np.float64), *params, sel, out)
 
 
 # --- Multinomial (Dirichlet) ---------------------------------------------------------------
@@ -284,6 +317,7 @@ class Draws(NamedTuple):
 
 
 REGISTRY: dict[type, Draws] = {
+    DiagGaussian: Draws(_diag_sample, _diag_loglik),
     Gaussian: Draws(_gaussian_sample, _gaussian_loglik),
     Multinomial: Draws(_multinomial_sample, _multinomial_loglik, _multinomial_state,
                        _multinomial_side_loglik, _multinomial_pseudo),

@@ -14,6 +14,9 @@ KAPPA0 = 0.01
 NU0_MINUS_D = 2.0
 COV_FRACTION = 0.1
 RIDGE = 1e-6
+#: the covariance structures: "full" (Normal–Inverse-Wishart) or "diag" (independent
+#: Normal–Gamma per dimension, :class:`~bnpdist.obs.gaussian_diag.DiagGaussian`)
+COVARIANCES = ("full", "diag")
 
 
 def _lmvgamma(a, d):
@@ -23,10 +26,17 @@ def _lmvgamma(a, d):
     return d * (d - 1) / 4.0 * np.log(np.pi) + gammaln(a[..., None] + (1 - j) / 2.0).sum(axis=-1)
 
 
-def _regularised_cov(cov, d):
-    """cov, plus RIDGE·trace/d·I when its smallest eigenvalue is below that; I if cov is 0."""
+def data_scale(cov, d: int, diagonal: bool = False) -> np.ndarray:
+    """The data covariance ``cov`` (d, d), or its diagonal (d,) when ``diagonal``, regularised:
+    plus RIDGE·trace/d (·I) where an eigenvalue (a variance) is below that; I (ones) if it is
+    0 or unknown."""
     if cov is None:
-        return np.eye(d)
+        return np.ones(d) if diagonal else np.eye(d)
+    cov = np.asarray(cov, dtype=np.float64)
+    if diagonal:
+        var = np.diag(cov) if cov.ndim == 2 else cov
+        scale = var.sum() / d
+        return np.maximum(var, RIDGE * scale) if scale > 0 else np.ones(d)
     cov = 0.5 * (cov + cov.T)
     scale = np.trace(cov) / d
     if not scale > 0:
@@ -35,6 +45,12 @@ def _regularised_cov(cov, d):
     if np.linalg.eigvalsh(cov)[0] < ridge:
         cov = cov + ridge * np.eye(d)
     return cov
+
+
+def prior_scale(nu0: float, d: int) -> float:
+    """Λ0 = prior_scale · C: (ν0 − d − 1)·COV_FRACTION (at least COV_FRACTION), so that
+    E[Σ] = Λ0/(ν0 − d − 1) = COV_FRACTION · C."""
+    return max(nu0 - d - 1.0, 1.0) * COV_FRACTION
 
 
 class Gaussian(ObsFamily):
@@ -67,7 +83,18 @@ class Gaussian(ObsFamily):
     name = "Gaussian"
     block_kind = "dense"
 
-    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None):
+    def __new__(cls, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance="full"):
+        if covariance not in COVARIANCES:
+            raise ValueError(f"covariance must be one of {COVARIANCES}, got {covariance!r}")
+        if cls is Gaussian and covariance == "diag":
+            from .gaussian_diag import DiagGaussian
+            cls = DiagGaussian
+        return super().__new__(cls)
+
+    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance="full"):
+        if covariance != "full":
+            raise ValueError(f"Gaussian(covariance={covariance!r}) is built by Gaussian.__new__")
+        self.covariance = covariance
         self.mu0 = None if mu0 is None else np.atleast_1d(np.asarray(mu0, dtype=np.float64))
         self.Lambda0 = None if Lambda0 is None else np.atleast_2d(np.asarray(Lambda0, dtype=np.float64))
         self.kappa0 = None if kappa0 is None else float(kappa0)
@@ -95,20 +122,29 @@ class Gaussian(ObsFamily):
             return len(self.mu0)
         return None if self.Lambda0 is None else len(self.Lambda0)
 
-    def resolve(self, summary: DataSummary) -> "Gaussian":
+    def _summary(self, summary: DataSummary) -> tuple[np.ndarray, int]:
+        """(data mean, d) of a dense summary that fits this family."""
         if summary.kind != "dense":
             raise ValueError(f"Gaussian needs dense data, got {summary.kind!r}")
         d = int(summary.n_features)
         if self.n_features not in (None, d):
             raise ValueError(f"Gaussian has d={self.n_features} but the data have {d} columns")
-        mean = np.zeros(d) if summary.mean is None else np.asarray(summary.mean, dtype=np.float64)
-        nu0 = d + NU0_MINUS_D if self.nu0 is None else self.nu0
+        return (np.zeros(d) if summary.mean is None else np.asarray(summary.mean, dtype=np.float64)), d
+
+    def default_kappa0(self) -> float:
+        return KAPPA0
+
+    def default_nu0_minus_d(self, summary: DataSummary) -> float:
+        return NU0_MINUS_D
+
+    def resolve(self, summary: DataSummary) -> "Gaussian":
+        mean, d = self._summary(summary)
+        nu0 = d + self.default_nu0_minus_d(summary) if self.nu0 is None else self.nu0
         Lambda0 = self.Lambda0
         if Lambda0 is None:
-            cov = None if summary.cov is None else np.asarray(summary.cov, dtype=np.float64)
-            Lambda0 = max(nu0 - d - 1.0, 1.0) * COV_FRACTION * _regularised_cov(cov, d)
+            Lambda0 = prior_scale(nu0, d) * data_scale(summary.cov, d)
         return Gaussian(mean if self.mu0 is None else self.mu0,
-                        KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0)
+                        self.default_kappa0() if self.kappa0 is None else self.kappa0, nu0, Lambda0)
 
     def _d(self) -> int:
         if self.mu0 is None or self.Lambda0 is None or self.kappa0 is None or self.nu0 is None:
