@@ -79,7 +79,7 @@ def test_diag_is_the_full_family_with_independent_coordinates(rng):
     """In d = 1 the two families are the same model."""
     X = data(rng, 20, 1)
     full = Gaussian(np.zeros(1), 0.5, 3.0, np.eye(1) * 2.0)
-    diag = Gaussian(np.zeros(1), 0.5, 3.0, np.eye(1) * 2.0, covariance="diag")
+    diag = Gaussian(np.zeros(1), 0.5, 3.0, np.array([2.0]), covariance="diag")
     lab = np.arange(20) % 3
     np.testing.assert_allclose(diag.log_marginal(diag.stats_hard(X, lab, 3)),
                                full.log_marginal(full.stats_hard(X, lab, 3)), rtol=1e-12)

@@ -148,10 +148,6 @@ class DiagGaussian(Gaussian):
             kern.refresh(hyper, state, k)
         return state
 
-    def stats_from_state(self, state: tuple, K: int) -> SuffStats:
-        return SuffStats(self.name, {"n": state[0][:K].copy(), "sx": state[1][:K].copy(),
-                                          "sxx": state[2][:K].copy()})
-
     @property
     def row_kernels(self):
         return kern.log_pred_row, kern.add_row
