@@ -66,7 +66,9 @@ class Gaussian(ObsFamily):
     Statistics are weighted moments about the prior mean (y = x − μ0, so that Λ_n stays
     accurate for data far from the origin): ``n`` (K,) = Σ r, ``sx`` (K, d) = Σ r y,
     ``sxx`` (K, d, d) = Σ r yyᵀ; then μ_n = μ0 + sx/κ_n and Λ_n = Λ0 + sxx − sx sxᵀ/κ_n.
-    Use :meth:`posterior_mean` for cluster means and covariances.
+    Use :meth:`posterior_mean` for cluster means and covariances.  ``covariance="diag"``
+    builds the diagonal-covariance family instead (independent Normal–Gamma per dimension,
+    :class:`~bnpdist.obs.gaussian_diag.DiagGaussian`, a subclass).
 
     Defaults filled by :meth:`resolve` from the data mean m and covariance C (each only where
     the parameter is ``None``): μ0 = m, κ0 = 0.01, ν0 = d + 2 and
