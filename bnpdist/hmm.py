@@ -9,13 +9,16 @@ approximate).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
 
-from .data.blocks import as_block, concat_rows
+from .data.blocks import CSRBlock, as_block, concat_rows
 from .distributed import Engine, resolve_seed
 from .distributed.dataset import is_parquet_source
 from .distributed.discriminative import run_ihmm_partitioned
 from .distributed.variational import InProcess
 from .hyper import search_hmm
+from .inputs import check_input, family_counts
 from .obs import Gaussian, Multinomial
 from .obs.base import DataSummary
 from .params import Estimator
@@ -25,15 +28,9 @@ from .priors import HDP, Gamma
 ALGORITHMS = {"gibbs": None, "dih-svm": "svm", "dih-lr": "lr"}
 
 
-def read_sequences(source) -> list:
-    """Sequences from a list of arrays / blocks, or a Parquet source with ``sequence_id`` and
-    ``t`` columns beside a dense ``features`` list column or numeric columns (rows sorted by
-    (sequence_id, t))."""
-    if not is_parquet_source(source):
-        seqs = [as_block(s) for s in source]
-        if not seqs:
-            raise ValueError("no sequences given")
-        return seqs
+def read_parquet_sequences(source) -> list:
+    """Sequences from a Parquet source with ``sequence_id`` and ``t`` columns beside a dense
+    ``features`` list column or numeric columns (rows sorted by (sequence_id, t))."""
     import pyarrow.dataset as ds
     table = ds.dataset(source, format="parquet").to_table()
     missing = {"sequence_id", "t"} - set(table.column_names)
@@ -49,6 +46,24 @@ def read_sequences(source) -> list:
     return np.split(X, bounds[1:])
 
 
+def _is_sequence_list(X) -> bool:
+    """A list of per-sequence 2-D arrays (rather than one 2-D array given as nested lists)."""
+    if not isinstance(X, (list, tuple)) or not X:
+        return False
+    first = X[0]
+    return isinstance(first, CSRBlock) or sp.issparse(first) or np.ndim(first) == 2
+
+
+def split_lengths(lengths, n_rows: int) -> list[int]:
+    """Sequence lengths (hmmlearn's ``lengths`` convention; None: one sequence of all rows)."""
+    if lengths is None:
+        return [n_rows]
+    lengths = [int(t) for t in np.asarray(lengths).ravel()]
+    if any(t < 1 for t in lengths) or sum(lengths) != n_rows:
+        raise ValueError(f"lengths must be positive and sum to the {n_rows} rows of X, got {lengths}")
+    return lengths
+
+
 def _summary(block) -> DataSummary:
     if hasattr(block, "indptr"):
         counts = np.bincount(block.indices, block.data, block.n_cols)
@@ -61,6 +76,12 @@ def _summary(block) -> DataSummary:
 
 class BNPHMM(Estimator):
     """HDP-HMM (iHMM) with any conjugate observation family; DIH-S / DIH-L variants.
+
+    Input: a list of sequences (each a (T_s, d) array or CSR matrix), a Parquet source with
+    ``sequence_id`` and ``t`` columns, or — as in hmmlearn — one 2-D array of all rows with
+    ``lengths`` the sequence lengths (None: one sequence).  In-memory rows are validated as
+    :mod:`bnpdist.inputs` describes.  Labels come back in the form of the input: a list of
+    per-sequence arrays for a list or Parquet source, one (n,) array for a 2-D array.
 
     Parameters
     ----------
@@ -82,7 +103,8 @@ class BNPHMM(Estimator):
 
     Attributes
     ----------
-    labels_ : list of (T_s,) state sequences (states 0..K−1 by first appearance)
+    labels_ : list of (T_s,) state sequences (states 0..K−1 by first appearance), or one (n,)
+        array when fitted on a 2-D array
     n_states_ : K
     transition_ : (K, K) posterior-mean transition matrix E[π_jk | z, β, α]
     prior_ : the HDP with its final α, γ;  obs_ : the resolved family
@@ -103,14 +125,41 @@ class BNPHMM(Estimator):
         self.hyperparameters = hyperparameters
         self.n_partitions = n_partitions
 
-    def fit(self, sequences, y=None) -> "BNPHMM":
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True      # CSR count rows (Multinomial emissions)
+        return tags
+
+    def _sequences(self, X, lengths, reset: bool, obs) -> tuple[list, bool]:
+        """(validated sequences, whether the input was a list or Parquet source)."""
+        if is_parquet_source(X):
+            if lengths is not None:
+                raise ValueError("lengths applies to a 2-D array; a Parquet source has sequence_id")
+            X, listed = read_parquet_sequences(X), True
+        else:
+            listed = _is_sequence_list(X)
+            if listed and lengths is not None:
+                raise ValueError("lengths applies to a 2-D array, not to a list of sequences")
+        if listed:
+            seqs = [as_block(s) for s in X]
+            lengths, X = [s.shape[0] for s in seqs], concat_rows(seqs)
+        X = check_input(self, X, reset=reset, counts=family_counts(obs))
+        block = as_block(X)
+        lengths = split_lengths(lengths, block.shape[0])
+        bounds = np.cumsum([0] + lengths)
+        seqs = [block.rows(a, b) if isinstance(block, CSRBlock) else block[a:b]
+                for a, b in zip(bounds[:-1], bounds[1:])]
+        return seqs, listed
+
+    def fit(self, X, y=None, lengths=None) -> "BNPHMM":
+        """Fit on sequences (see the class docstring); ``y`` is ignored."""
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
         if int(self.n_iter) < 1:
             raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
         if self.hyperparameters not in ("auto", "fixed"):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
-        seqs = read_sequences(sequences)
+        seqs, listed = self._sequences(X, lengths, reset=True, obs=self.obs)
         lengths = [s.shape[0] for s in seqs]
         block = concat_rows(seqs)
         prior = self.prior or HDP(1.0, 1.0, Gamma(1.0, 1.0), Gamma(1.0, 1.0))
@@ -129,26 +178,25 @@ class BNPHMM(Estimator):
                 self.history_.append({k: snap[k] for k in ("step", "n_states", "seconds")})
         finally:
             engine.close()
-        self.labels_ = np.split(snap["labels"], np.cumsum(lengths)[:-1])
+        labels = np.asarray(snap["labels"], dtype=np.int64)
+        self.labels_ = np.split(labels, np.cumsum(lengths)[:-1]) if listed else labels
         self.n_states_ = int(snap["n_states"])
         self.transition_ = snap["transition"]
         self.prior_, self.obs_ = snap["prior"], family
         self.stats_ = family.stats_hard(block, snap["labels"], self.n_states_)
-        self._start = np.bincount([s[0] for s in self.labels_], minlength=self.n_states_) + 1.0
+        self._start = np.bincount(labels[np.cumsum([0] + lengths[:-1])], minlength=self.n_states_) + 1.0
         return self
 
-    def predict(self, sequences) -> list:
+    def predict(self, X, lengths=None):
         """Viterbi state paths under the final state: posterior-mean transitions, start
-        frequencies (add-one) and the states' posterior predictives as emissions."""
-        if not hasattr(self, "stats_"):
-            raise AttributeError("this BNPHMM is not fitted yet: call fit")
+        frequencies (add-one) and the states' posterior predictives as emissions.  A list of
+        paths for a list or Parquet source, one (n,) array for a 2-D array."""
+        check_is_fitted(self, "stats_")
+        seqs, listed = self._sequences(X, lengths, reset=False, obs=self.obs_)
         logA = np.log(self.transition_)
         logs = np.log(self._start / self._start.sum())
-        out = []
-        for s in read_sequences(sequences):
-            E = self.obs_.log_predictive(s, self.stats_)
-            out.append(viterbi(logs, logA, E))
-        return out
+        out = [viterbi(logs, logA, self.obs_.log_predictive(s, self.stats_)) for s in seqs]
+        return out if listed else np.concatenate(out)
 
 
 def viterbi(log_start: np.ndarray, log_A: np.ndarray, log_E: np.ndarray) -> np.ndarray:

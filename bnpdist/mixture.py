@@ -20,8 +20,9 @@ from typing import Iterator
 import dask
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import clone
+from sklearn.base import ClusterMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
 
 from .data.blocks import CSRBlock, as_block
 from .distributed import Engine, resolve_seed
@@ -32,6 +33,7 @@ from .distributed.discriminative import ddpm_driver
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
 from .hyper import free_coordinates, search
+from .inputs import check_input, family_counts
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
@@ -96,7 +98,7 @@ def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: 
     return labels, logp, (P if proba else None)
 
 
-class BNPMixture(Estimator):
+class BNPMixture(ClusterMixin, Estimator):
     """Bayesian nonparametric mixture (DP or NGGP prior, conjugate observations), K unbounded.
 
     Parameters
@@ -135,8 +137,9 @@ class BNPMixture(Estimator):
 
     Attributes
     ----------
-    labels_ : (n,) cluster of each training row: the final E-step ``predict(X)`` for ADF/EP,
-        the last sampled state (labels 0..K−1) for the samplers
+    labels_ : (n,) cluster of each training row: the final E-step ``predict(X)`` for ADF/EP
+        (clusters numbered so that the m holding training rows are 0..m−1; the others, with
+        only soft mass, follow), the last sampled state (labels 0..K−1) for the samplers
     n_clusters_ : K, the number of instantiated clusters
     weights_ : (K,) NRM weights max(n_k − σ, 0), normalised over the existing clusters
     stats_ : SuffStats, the soft statistics of the K clusters
@@ -170,6 +173,11 @@ class BNPMixture(Estimator):
         self.client = client
         self.scheduler = scheduler
         self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True      # CSR counts (Multinomial); dense families refuse sparse
+        return tags
 
     # --- set-up --------------------------------------------------------------------------
     def _config(self, prior, seed: int) -> FitConfig:
@@ -243,6 +251,7 @@ class BNPMixture(Estimator):
     # --- fitting -------------------------------------------------------------------------
     def iter_fit(self, X) -> Iterator[Snapshot]:
         """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass."""
+        X = check_input(self, X, reset=True, counts=family_counts(self.obs))
         prior = self._given_prior()
         config = self._config(prior, resolve_seed(self.random_state))
         self.seed_ = config.seed
@@ -260,7 +269,18 @@ class BNPMixture(Estimator):
             if self.algorithm in SAMPLERS:
                 self.labels_ = np.asarray(snap.labels)    # the last sampled state
             else:
-                self.labels_ = self._score(engine, data)[0]
+                self.labels_ = self._used_first(self._score(engine, data)[0])
+
+    def _used_first(self, labels: np.ndarray) -> np.ndarray:
+        """Renumber the clusters so that those holding training rows come first (in their
+        order): ``labels_`` are then 0..m−1, and the clusters that only carry soft mass
+        (``ek_`` their existence probability) follow.  A permutation: the model is unchanged."""
+        used = np.bincount(labels, minlength=self.stats_.K) > 0
+        order = np.concatenate([np.flatnonzero(used), np.flatnonzero(~used)])
+        if np.array_equal(order, np.arange(len(order))):
+            return labels
+        self.stats_, self.ek_ = self.stats_.take(order), self.ek_[order]
+        return np.argsort(order)[labels]
 
     def fit(self, X, y=None) -> "BNPMixture":
         """Fit on X: ndarray, scipy sparse, CSRBlock, dask array/dataframe or Parquet path."""
@@ -277,6 +297,7 @@ class BNPMixture(Estimator):
         ``labels_`` are the batch's labels after the update.
         """
         fitted = hasattr(self, "stats_")
+        X = check_input(self, X, reset=not fitted, counts=family_counts(self.obs_ if fitted else self.obs))
         if fitted:
             config = self._config(self.prior_, self.seed_)
         else:
@@ -323,8 +344,7 @@ class BNPMixture(Estimator):
         return w / w.sum()
 
     def _fitted(self) -> SuffStats:
-        if not hasattr(self, "stats_"):
-            raise AttributeError("this BNPMixture is not fitted yet: call fit or partial_fit")
+        check_is_fitted(self, "stats_")
         return self.stats_
 
     def _log_weights(self) -> np.ndarray:
@@ -348,6 +368,7 @@ class BNPMixture(Estimator):
 
     def _score_input(self, X, proba: bool = False):
         self._fitted()
+        X = check_input(self, X, reset=False, counts=family_counts(self.obs_))
         with self._engine(X) as engine:
             return self._score(engine, engine.partitions(X, n_partitions=self.n_partitions), proba)
 

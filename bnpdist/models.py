@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from .distributed import Engine
 from .distributed.dataset import is_in_memory
 from .inference import known_groups as kg
+from .inputs import check_input
 from .params import Estimator
 
 
@@ -62,6 +63,9 @@ class KnownGroupsDMM(Estimator):
     posterior_topic_ : (T,) Dirichlet parameters α m + D of θ
     posterior_word_ : (T, V) Dirichlet parameters β n + N_{·|t} of each φ_t
     n_features_in_ : V
+
+    In-memory documents (dense counts, any scipy sparse format, a DataFrame of count columns)
+    are validated as :mod:`bnpdist.inputs` describes; Parquet and dask sources by their readers.
     """
 
     def __init__(self, alpha=1.0, m=None, beta=1.0, n=None, client=None):
@@ -71,12 +75,20 @@ class KnownGroupsDMM(Estimator):
         self.n = n
         self.client = client
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.target_tags.required = True
+        return tags
+
     def fit(self, X, y=None):
         """Fit on documents X (counts, shape (D, V), or a Parquet source) with groups y.
 
-        ``y`` None reads the Parquet ``label`` column.
+        ``y`` None reads the Parquet ``label`` column (in-memory X needs y).
         """
         alpha, beta = _positive(self.alpha, "alpha"), _positive(self.beta, "beta")
+        X, y = check_input(self, X, y=y, reset=True, counts=True)
         with _engine(self.client, X) as engine:
             counts, classes = kg.count_groups(engine, X, y)
         if len(classes) == 0:
@@ -92,6 +104,7 @@ class KnownGroupsDMM(Estimator):
 
     def _loglik(self, X) -> np.ndarray:
         check_is_fitted(self)
+        X = check_input(self, X, reset=False, counts=True)
         with _engine(self.client, X) as engine:
             return kg.doc_logliks(engine, X, self.posterior_word_)
 
@@ -124,6 +137,7 @@ class KnownGroupsDMM(Estimator):
         """log P(D' | D, H) of a new labelled set (X, y) taken jointly (seed 004's predictive
         of several documents); equals the evidence of D ∪ D' minus that of D."""
         check_is_fitted(self)
+        X = check_input(self, X, reset=False, counts=True)
         with _engine(self.client, X) as engine:
             counts, _ = kg.count_groups(engine, X, y, self.classes_)
         if counts.words.shape[1] != self.n_features_in_:

@@ -1,0 +1,83 @@
+"""What the estimators accept, checked with scikit-learn's own validation.
+
+In-memory input — an ndarray, nested lists, a pandas DataFrame of numeric columns, a scipy
+sparse matrix of any format, a :class:`~bnpdist.data.blocks.CSRBlock` — goes through
+``sklearn.utils.validation.validate_data``: 2-D, real, finite, at least one row and one
+column, converted to float64 (sparse to CSR); ``n_features_in_`` (and ``feature_names_in_``
+for a DataFrame) is set when fitting and checked when predicting, with scikit-learn's messages.
+Families of counts (Multinomial) also refuse negative values (``check_non_negative``) and take
+dense count arrays, converted to CSR; dense families refuse sparse input as scikit-learn does.
+
+Out-of-core sources — Parquet paths, globs, URLs, a scanned Corpus, dask collections, already
+partitioned data — are passed on: their readers validate each partition and name the file,
+row group and column of a bad value.  Dense dask arrays given to a counts family become CSR
+chunk by chunk.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from dask.base import is_dask_collection
+from sklearn.utils.validation import check_non_negative, validate_data
+
+from .data.blocks import CSRBlock
+from .distributed.dataset import DistData, is_parquet_source
+
+
+def is_out_of_core(X) -> bool:
+    """Parquet sources, dask collections and partitioned data (validated by their readers)."""
+    return isinstance(X, DistData) or is_parquet_source(X) or is_dask_collection(X)
+
+
+#: ``y`` not given (scikit-learn's own sentinel in ``validate_data``)
+NO_Y = "no_validation"
+
+
+def check_input(estimator, X, *, reset: bool, counts: bool | None, y=NO_Y):
+    """``X`` validated for ``estimator`` (see the module docstring); ``(X, y)`` when ``y`` is given
+    (validated with X by scikit-learn: same length, and present if the estimator requires it).
+
+    ``counts``: True for a counts family (non-negative; dense → CSR), False for a dense family
+    (sparse refused), None when the family follows the input (sparse → counts).  Returns X
+    unchanged when it is out of core; a CSRBlock is returned as the block (row ids kept).
+    """
+    if is_out_of_core(X):
+        X = _out_of_core(estimator, X, reset, counts)
+        return X if isinstance(y, str) else (X, y)
+    given = X.to_scipy() if isinstance(X, CSRBlock) else X
+    checked = validate_data(estimator, given, y, reset=reset, dtype=np.float64,
+                            accept_sparse=False if counts is False else "csr")
+    checked, y = (checked, y) if isinstance(y, str) else checked
+    if counts or (counts is None and sp.issparse(checked)):
+        checked = _as_counts(estimator, checked, X)
+    return checked if isinstance(y, str) else (checked, y)
+
+
+def _out_of_core(estimator, X, reset: bool, counts: bool | None):
+    """Fitting forgets the widths of earlier in-memory fits; dense dask counts become CSR."""
+    if reset:
+        for name in ("n_features_in_", "feature_names_in_"):
+            estimator.__dict__.pop(name, None)
+    if counts and is_dask_collection(X) and hasattr(X, "map_blocks") \
+            and not sp.issparse(getattr(X, "_meta", None)):
+        X = X.rechunk({1: -1}).map_blocks(_dense_counts_to_csr, dtype=np.float64,
+                                          meta=sp.csr_matrix((0, 0)))
+    return X
+
+
+def _as_counts(estimator, checked, given):
+    """Validated counts as CSR (the given CSRBlock itself, row ids kept); refuses negatives."""
+    check_non_negative(checked, f"{type(estimator).__name__} (counts)")
+    if isinstance(given, CSRBlock):
+        return given
+    return checked if sp.issparse(checked) else sp.csr_matrix(checked)
+
+
+def _dense_counts_to_csr(chunk):
+    check_non_negative(chunk, "a counts family")
+    return sp.csr_matrix(np.asarray(chunk, dtype=np.float64))
+
+
+def family_counts(obs) -> bool | None:
+    """The ``counts`` argument of :func:`check_input` for a family given as ``obs`` (or None)."""
+    return None if obs is None else obs.block_kind == "csr"
