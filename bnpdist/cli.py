@@ -389,22 +389,63 @@ def demo(out, seed, **kw):
         run_demo(engine, out, seed=seed, echo=click.echo)
 
 
+def _names(value: str | None):
+    return None if not value else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _seeds(value: str | None):
+    if not value:
+        return None
+    try:
+        lo, _, hi = value.partition("-")
+        return list(range(int(lo), int(hi) + 1)) if hi else [int(v) for v in value.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"seeds must be like 0-4 or 0,1,2, got {value!r}")
+
+
 @cli.command(context_settings=CONTEXT)
-@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "auto"]), multiple=True,
-              default=("product", "adf", "ep"), show_default=True,
+@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "auto", "quality"]),
+              multiple=True, default=("product", "adf", "ep"), show_default=True,
               help="Benchmarks to run (repeatable): product = X·W bound (numba, scipy); adf / ep = "
                    "one ADF pass / EP passes in one process as ratios to X·W; read = Parquet into "
                    "partitions on the cluster; scale = ADF + 5 EP passes on the cluster with peak memory; "
-                   "auto = the --hyperparameters auto search as a multiple of one fit.")
+                   "auto = the --hyperparameters auto search as a multiple of one fit; quality = the "
+                   "quality league (every algorithm with every default against peers on labelled sets, "
+                   "docs/QUALITY.md).")
 @click.option("--n-docs", type=int, default=20_000, show_default=True,
               help="Documents of the NYT-shaped corpus (V = 7,841, K ≈ 100) generated for the run.")
+@click.option("--out", type=click.Path(file_okay=False), default="out/league", show_default=True,
+              help="quality: folder for league.json (every record) and league.md (the tables).")
+@click.option("--quick", is_flag=True, default=False,
+              help="quality: four small sets and seeds 0, 1 (a few minutes).")
+@click.option("--sets", default=None, metavar="A,B,...", show_default="all",
+              help="quality: the sets to run (names in docs/QUALITY.md).")
+@click.option("--estimators", default=None, metavar="A,B,...", show_default="all",
+              help="quality: the estimators to run (default, adf, ep, ..., stream, bgm-dp, "
+                   "bgm-dirichlet, bnpy, gsdmm, kmeans-true-k, tfidf-kmeans-true-k).")
+@click.option("--seeds", default=None, metavar="0-4|0,1,...", show_default="0-4 (--quick: 0,1)",
+              help="quality: the seeds (samplers and bnpy get at most their first 3).")
 @cluster_options
-def bench(what, n_docs, **kw):
-    """Time the kernels and passes against the sparse × dense bound X·W measured in the same run."""
+def bench(what, n_docs, out, quick, sets, estimators, seeds, **kw):
+    """Time the kernels and passes against the sparse × dense bound X·W measured in the same run,
+    or (--what quality) run the quality league and write its tables under --out."""
     from .bench import main_table
-    engine = _engine(kw) if {"read", "scale"} & set(what) else nullcontext(None)
-    with engine as e:
-        click.echo(main_table(list(what), n_docs, engine=e))
+    timings = [w for w in what if w != "quality"]
+    if timings:
+        engine = _engine(kw) if {"read", "scale"} & set(timings) else nullcontext(None)
+        with engine as e:
+            click.echo(main_table(timings, n_docs, engine=e))
+    if "quality" in what:
+        from .league import run_league, summary, write_results
+        notes = []
+        try:
+            records = run_league(_names(sets), _names(estimators), _seeds(seeds), quick=quick,
+                                 progress=progress("league", "fit"), notes=notes)
+        except ValueError as e:
+            raise click.UsageError(str(e))
+        js, md = write_results(records, out, notes)
+        click.echo(summary(records, notes))
+        click.echo(f"\nwrote {md} and {js}")
 
 
 def main():

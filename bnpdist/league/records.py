@@ -1,0 +1,37 @@
+"""One league result: a set, an entrant, a seed, and what the fit scored."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Record:
+    """NMI and ARI of the fit's labels to the true labels (scikit-learn's), ``k`` = clusters
+    used by the labels, ``seconds`` = wall time of the fit and labelling; ``error`` says why
+    there is no score (then the scores are None). ``seeded``: the set's data depend on the
+    seed (records of one seed share data only with that seed)."""
+
+    set: str
+    kind: str
+    n: int
+    d: int
+    true_k: int
+    estimator: str
+    role: str
+    seed: int
+    nmi: float | None = None
+    ari: float | None = None
+    k: int | None = None
+    seconds: float | None = None
+    error: str | None = None
+    seeded: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Record":
+        return cls(**d)
+
+    def same_data(self, other: "Record") -> bool:
+        return self.set == other.set and (not self.seeded or self.seed == other.seed)

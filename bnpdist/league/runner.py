@@ -1,0 +1,140 @@
+"""Run the league: every chosen entrant on every chosen set and seed, one record each.
+
+    from bnpdist.league import run_league, render
+    records = run_league(sets=["iris", "news"], estimators=["default", "bgm-dp", "gsdmm"],
+                         seeds=range(5))
+    print(render(records))
+
+Fits run one after another in this process (in-memory input: no Dask cluster), with library
+warnings and log lines silenced; an exception in one fit becomes that record's ``error``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import adjusted_rand_score
+
+from ..metrics import nmi
+from .entrants import ENTRANTS
+from .records import Record
+from .sets import QUICK_SETS, SETS
+
+#: the seeds of a run unless given
+SEEDS = tuple(range(5))
+#: the seeds of ``quick=True`` unless given
+QUICK_SEEDS = (0, 1)
+#: records file and report file written by :func:`write_results`
+JSON_NAME, MD_NAME = "league.json", "league.md"
+
+
+@contextmanager
+def quiet():
+    """No warnings and no log lines below ERROR from the libraries while fitting."""
+    names = ("distributed", "bnpdist", "numba", "sklearn")
+    levels = {n: logging.getLogger(n).level for n in names}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in names:
+            logging.getLogger(n).setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for n, lv in levels.items():
+                logging.getLogger(n).setLevel(lv)
+
+
+def _resolve(given, known: dict, what: str) -> dict:
+    """Names (looked up in ``known``) or objects with a ``name`` → {name: object}."""
+    out = {}
+    for g in given:
+        if isinstance(g, str):
+            if g not in known:
+                raise ValueError(f"unknown {what} {g!r}; choose from {', '.join(known)}")
+            g = known[g]
+        out[g.name] = g
+    return out
+
+
+def plan(sets=None, estimators=None, seeds=None, quick: bool = False):
+    """``(jobs, sets, entrants, notes)``: ``jobs`` = ``[(set name, entrant name, seed), ...]``
+    in run order; ``sets``/``entrants`` map names to :class:`SetSpec`/:class:`Entrant`
+    (given by name, or as objects: a test's own sets); ``notes`` = why entrants could not play
+    (e.g. "bnpy: not installed")."""
+    sets = _resolve(sets or (QUICK_SETS if quick else SETS), SETS, "set")
+    ests = _resolve(estimators or ENTRANTS, ENTRANTS, "estimator")
+    seeds = list(QUICK_SEEDS if quick and seeds is None else SEEDS if seeds is None else seeds)
+    notes = [m for m in dict.fromkeys(e.missing() for e in ests.values()) if m]
+    ests = {n: e for n, e in ests.items() if e.missing() is None}
+    jobs = [(s, e, seed) for s, spec in sets.items() for e, ent in ests.items() if spec.kind in ent.kinds
+            for seed in seeds[:ent.seeds or len(seeds)]]
+    return jobs, sets, ests, notes
+
+
+def fit_one(ls, entrant, seed: int) -> Record:
+    """Fit and score one entrant on one labelled set with one seed."""
+    base = dict(**ls.describe(), estimator=entrant.name, role=entrant.role, seed=seed, seeded=ls.seeded)
+    t0 = time.perf_counter()
+    try:
+        with quiet():
+            labels = np.asarray(entrant.fit(ls, seed))
+    except Exception as e:  # one failing fit is a result, not the end of the league
+        msg = str(e).strip().splitlines()
+        return Record(**base, error=f"{type(e).__name__}: {msg[0] if msg else ''}"[:200])
+    seconds = time.perf_counter() - t0
+    return Record(**base, nmi=nmi(ls.labels, labels), ari=float(adjusted_rand_score(ls.labels, labels)),
+                  k=int(len(np.unique(labels))), seconds=seconds)
+
+
+def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, progress=None,
+               notes: list | None = None) -> list[Record]:
+    """Records of every (set, entrant, seed) of :func:`plan`.
+
+    ``sets``/``estimators``: names in :data:`~bnpdist.league.sets.SETS` /
+    :data:`~bnpdist.league.entrants.ENTRANTS` or such objects (default all; ``quick``: the small versions of
+    :data:`~bnpdist.league.sets.QUICK_SETS`); ``seeds`` default 0–4 (``quick``: 0, 1), capped
+    per entrant by ``Entrant.seeds``. ``progress(iterable, total) -> iterable`` wraps the
+    jobs (e.g. tqdm); ``notes``, a list, receives the lines about entrants that could not play.
+    """
+    jobs, specs, entrants, missing = plan(sets, estimators, seeds, quick)
+    if notes is not None:
+        notes.extend(missing)
+    cache = {}
+    records = []
+    bar = progress(jobs, len(jobs)) if progress else jobs
+    for s, e, seed in bar:
+        spec = specs[s]
+        key = (s, seed if spec.seeded else 0)
+        if key not in cache:
+            cache = {k: v for k, v in cache.items() if k[0] == s}   # keep one set's data at a time
+            cache[key] = spec.load(seed, quick)
+        if hasattr(bar, "set_postfix_str"):   # a tqdm bar: show what runs now
+            bar.set_postfix_str(f"{s} {e} seed {seed}")
+        records.append(fit_one(cache[key], entrants[e], seed))
+    return records
+
+
+def write_results(records: list[Record], out, notes=(), header: str = "") -> tuple[Path, Path]:
+    """Write ``league.json`` (every record) and ``league.md`` (:func:`~bnpdist.league.table.render`)
+    under the folder ``out``, each atomically. Returns their paths."""
+    from ..ops.atomic import tmp_beside, write_json
+    from .table import render
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    js, md = out / JSON_NAME, out / MD_NAME
+    write_json(js, {"notes": list(notes), "records": [r.to_dict() for r in records]})
+    tmp = tmp_beside(md)
+    tmp.write_text((header + "\n\n" if header else "") + render(records, notes) + "\n")
+    tmp.replace(md)
+    return js, md
+
+
+def read_results(path) -> tuple[list[Record], list[str]]:
+    """The records and notes of a ``league.json``."""
+    obj = json.loads(Path(path).read_text())
+    return [Record.from_dict(d) for d in obj["records"]], obj.get("notes", [])
