@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .blocks import CSRBlock
-from .synthetic import pitman_yor_labels, sample_counts
+from .synthetic import count_tokens, pitman_yor_labels, sample_counts
 
 
 def _centres(rng: np.random.Generator, k: int, d: int, spread: float) -> np.ndarray:
@@ -97,11 +97,7 @@ def polya_documents(rng: np.random.Generator, topics: np.ndarray, labels: np.nda
     first = np.r_[0, np.cumsum(n_tables)[:-1]]
     doc = np.repeat(np.arange(len(labels)), lengths)
     word = words[np.concatenate([f + t for f, t in zip(first, tables)])]
-    V = topics.shape[1]
-    keys, counts = np.unique(doc * V + word, return_counts=True)
-    indptr = np.zeros(len(labels) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys // V, minlength=len(labels)), out=indptr[1:])
-    return CSRBlock(indptr, keys % V, counts, V, np.arange(len(labels), dtype=np.int64))
+    return count_tokens(doc, word, len(labels), topics.shape[1])
 
 
 def make_bursty_corpus(n_docs: int = 2000, vocab_size: int = 2000, n_clusters: int = 10,

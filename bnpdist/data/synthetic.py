@@ -38,10 +38,15 @@ def sample_counts(rng: np.random.Generator, topics: np.ndarray, labels: np.ndarr
     doc = np.repeat(np.arange(len(labels)), lengths)
     k = labels[doc]
     word = np.searchsorted(flat, k + rng.random(len(doc)), side="right") - k * V
+    return count_tokens(doc, word, len(labels), V)
+
+
+def count_tokens(doc: np.ndarray, word: np.ndarray, n_docs: int, V: int) -> CSRBlock:
+    """Tokens (document ``doc[t]``, word ``word[t]``) counted per (document, word) as a CSR block."""
     keys, counts = np.unique(doc * V + word, return_counts=True)
-    indptr = np.zeros(len(labels) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys // V, minlength=len(labels)), out=indptr[1:])
-    return CSRBlock(indptr, keys % V, counts, V, np.arange(len(labels), dtype=np.int64))
+    indptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // V, minlength=n_docs), out=indptr[1:])
+    return CSRBlock(indptr, keys % V, counts, V, np.arange(n_docs, dtype=np.int64))
 
 
 def bar_topics(side: int = 8, baseline: float = 0.05) -> np.ndarray:
