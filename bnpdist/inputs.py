@@ -11,7 +11,9 @@ dense count arrays, converted to CSR; dense families refuse sparse input as scik
 Out-of-core sources — Parquet paths, globs, URLs, a scanned Corpus, dask collections, already
 partitioned data — are passed on: their readers validate each partition and name the file,
 row group and column of a bad value.  Dense dask arrays given to a counts family become CSR
-chunk by chunk.
+chunk by chunk.  A Parquet path is scanned here, with the vocabulary size the family gives
+(``Multinomial(V=...)``, or the fitted model's) when the corpus has no vocabulary sidecar, else
+V = 1 + the largest token id with a warning.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import scipy.sparse as sp
 from dask.base import is_dask_collection
 from sklearn.utils.validation import check_non_negative, validate_data
 
+from .data import Corpus, scan
 from .data.blocks import CSRBlock
 from .distributed.dataset import DistData, is_parquet_source
 
@@ -33,15 +36,18 @@ def is_out_of_core(X) -> bool:
 NO_Y = "no_validation"
 
 
-def check_input(estimator, X, *, reset: bool, counts: bool | None, y=NO_Y):
+def check_input(estimator, X, *, reset: bool, counts: bool | None, y=NO_Y, vocab_size=None):
     """``X`` validated for ``estimator`` (see the module docstring); ``(X, y)`` when ``y`` is given
     (validated with X by scikit-learn: same length, and present if the estimator requires it).
 
     ``counts``: True for a counts family (non-negative; dense → CSR), False for a dense family
     (sparse refused), None when the family follows the input (sparse → counts).  Returns X
-    unchanged when it is out of core; a CSRBlock is returned as the block (row ids kept).
+    unchanged when it is out of core (a Parquet path as its scanned Corpus; ``vocab_size`` for a
+    bag-of-words corpus without a sidecar); a CSRBlock is returned as the block (row ids kept).
     """
     if is_out_of_core(X):
+        if is_parquet_source(X) and not isinstance(X, Corpus):
+            X = scan(X, vocab_size=vocab_size, infer_vocab=True)
         X = _out_of_core(estimator, X, reset, counts)
         return X if isinstance(y, str) else (X, y)
     given = X.to_scipy() if isinstance(X, CSRBlock) else X
@@ -81,3 +87,8 @@ def _dense_counts_to_csr(chunk):
 def family_counts(obs) -> bool | None:
     """The ``counts`` argument of :func:`check_input` for a family given as ``obs`` (or None)."""
     return None if obs is None else obs.block_kind == "csr"
+
+
+def family_vocab_size(obs) -> int | None:
+    """The vocabulary size a counts family fixes (``Multinomial(V=...)``), else None."""
+    return obs.n_features if family_counts(obs) else None

@@ -24,6 +24,9 @@ from sklearn.base import ClusterMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from .clusters import ClusterSummaries
+from .data import write_vocab
+from .data.sources import read_vocab
 from .data.blocks import CSRBlock, as_block
 from .distributed import Engine, resolve_seed
 from .distributed.dataset import is_in_memory
@@ -33,7 +36,7 @@ from .distributed.discriminative import ddpm_driver
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
 from .hyper import free_coordinates, search
-from .inputs import check_input, family_counts
+from .inputs import check_input, family_counts, family_vocab_size
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
@@ -62,7 +65,7 @@ class FitConfig:
     tol: float
     batch_size: int | None
     seed: int
-    hyper: str = "fixed"
+    sample_hyperparameters: bool = False
     w: float = 1.0
 
 
@@ -85,6 +88,11 @@ def _add_moments(a, b):
     return a[0] + b[0], a[1] + b[1], None if a[2] is None else a[2] + b[2], a[3] + b[3]
 
 
+def _renumber(labels: np.ndarray, remap: np.ndarray) -> np.ndarray:
+    """Labels through a merge stage's map from old to new cluster indices (−1: dropped)."""
+    return np.where(labels >= 0, remap[np.maximum(labels, 0)], -1) if len(labels) else labels
+
+
 def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: bool):
     """Labels, log predictive and (optionally) responsibilities of one partition."""
     block = as_block(block)
@@ -98,7 +106,7 @@ def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: 
     return labels, logp, (P if proba else None)
 
 
-class BNPMixture(ClusterMixin, Estimator):
+class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     """Bayesian nonparametric mixture (DP or NGGP prior, conjugate observations), K unbounded.
 
     Parameters
@@ -120,12 +128,15 @@ class BNPMixture(ClusterMixin, Estimator):
         "ddpm-svm" / "ddpm-lr" draw z per partition against the others' statistics frozen at
         the sweep start when there are several (approximate, AD-LDA style); one partition
         (e.g. ``n_partitions=1``, or small in-memory input) is the exact sampler
-    random_state : int seed (EP row orders, sampler streams); None draws one
-    hyper : "fixed" keeps the prior's hyperparameters; "sample" resamples them once per sweep
-        in the samplers (DP α by Escobar & West, NGGP a and σ; ignored by ADF/EP)
+    random_state : int seed (EP row orders, sampler streams, ``sample``), default 0 so that a
+        run repeats exactly (the library and ``bnpdist fit`` alike); None draws one (``seed_``)
+    sample_hyperparameters : True resamples the prior's hyperparameters once per sweep in the
+        samplers "gibbs" and "anneal" (DP α by Escobar & West, NGGP a and σ; they need the
+        prior's hyperpriors); False keeps them.  Not to be confused with ``hyperparameters``,
+        which chooses unset values before fitting
     w : prior variance of the per-cluster hyperplanes η_k ~ N(0, w·I) of the discriminative
         samplers "ddpm-svm" / "ddpm-lr" (seed 002); unused by the other algorithms
-    hyperparameters : "auto" chooses every hyperparameter left unset (``obs=None`` or a family
+    hyperparameters : "auto" chooses, before fitting, every hyperparameter left unset (``obs=None`` or a family
         parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per
         candidate on a subsample (:mod:`bnpdist.hyper`; ``partial_fit`` searches on its first
         batch and keeps the choice); "fixed" uses the data-driven defaults
@@ -134,6 +145,11 @@ class BNPMixture(ClusterMixin, Estimator):
         ``n_partitions`` None runs in this process without Dask; anything else uses an
         in-process ``LocalCluster`` started for the call
     verbose : print one line per snapshot
+
+    Input: see :mod:`bnpdist.inputs` (in-memory arrays, DataFrames and sparse matrices are
+    validated as scikit-learn does; Parquet, dask and partitioned data by their readers).  A
+    bag-of-words Parquet corpus without a vocabulary sidecar takes V from ``Multinomial(V=...)``,
+    else from its largest token id (with a warning).
 
     Attributes
     ----------
@@ -147,6 +163,12 @@ class BNPMixture(ClusterMixin, Estimator):
     prior_, obs_ : the prior and the resolved observation family
     U_ : Û, the plug-in auxiliary variable (0 for the DP)
     n_rows_seen_ : rows consumed (ADF streaming)
+    n_iter_ : passes over the data (ADF 1, EP 1 + its EP passes) or sweeps (samplers) of the fit
+    converged_ : EP: the last pass changed the statistics by less than ``tol``; ADF: True (one
+        pass); samplers: None (MCMC has no convergence test: read ``history_``)
+    vocabulary_ : tuple of words (the Parquet sidecar's, or a DataFrame's count columns), or None
+    means_, covariances_ : Gaussian (Bernoulli: ``means_``) posterior means, see
+        :class:`~bnpdist.clusters.ClusterSummaries`;  word_probabilities_ : Multinomial (K, V)
     seed_ : the seed used
     history_ : list of dicts per snapshot: step, n_clusters, objective, rows_seen, U, EK, seconds
     hyper_search_ : dict or None, the "auto" search: free names, chosen values, every candidate
@@ -155,8 +177,8 @@ class BNPMixture(ClusterMixin, Estimator):
 
     def __init__(self, prior=None, obs=None, algorithm="adf", n_iter=20, epsilon=None,
                  merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
-                 random_state=None, hyper="fixed", w=1.0, hyperparameters="auto", client=None, scheduler=None,
-                 verbose=False):
+                 random_state=0, sample_hyperparameters=False, w=1.0, hyperparameters="auto", client=None,
+                 scheduler=None, verbose=False):
         self.prior = prior
         self.obs = obs
         self.algorithm = algorithm
@@ -167,7 +189,7 @@ class BNPMixture(ClusterMixin, Estimator):
         self.batch_size = batch_size
         self.n_partitions = n_partitions
         self.random_state = random_state
-        self.hyper = hyper
+        self.sample_hyperparameters = sample_hyperparameters
         self.w = w
         self.hyperparameters = hyperparameters
         self.client = client
@@ -195,14 +217,14 @@ class BNPMixture(ClusterMixin, Estimator):
                              "ADF/EP need epsilon >= sigma (seed 000, Sec. 3.3)")
         if not eps < 1.0:
             raise ValueError(f"epsilon must be < 1, got {eps}")
-        if self.hyper not in ("fixed", "sample"):
-            raise ValueError(f"hyper must be 'fixed' or 'sample', got {self.hyper!r}")
+        if not isinstance(self.sample_hyperparameters, (bool, np.bool_)):
+            raise ValueError(f"sample_hyperparameters must be True or False, got {self.sample_hyperparameters!r}")
         if self.hyperparameters not in ("auto", "fixed"):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
         thr = None if self.merge_threshold is None else float(self.merge_threshold)
         return FitConfig(int(self.n_iter), eps, thr, float(self.tol),
-                         None if self.batch_size is None else int(self.batch_size), seed, self.hyper,
-                         float(self.w))
+                         None if self.batch_size is None else int(self.batch_size), seed,
+                         bool(self.sample_hyperparameters), float(self.w))
 
     @contextmanager
     def _engine(self, X):
@@ -249,23 +271,43 @@ class BNPMixture(ClusterMixin, Estimator):
         return prior, family, self._config(prior, config.seed)
 
     # --- fitting -------------------------------------------------------------------------
+    def _input(self, X, fitted: bool):
+        """X validated (:mod:`bnpdist.inputs`) against the given family, or the fitted one."""
+        obs = self.obs_ if fitted else self.obs
+        return check_input(self, X, reset=not fitted, counts=family_counts(obs),
+                           vocab_size=family_vocab_size(obs))
+
+    def _vocabulary(self, data):
+        """The words of the data: the Parquet sidecar's, or a count DataFrame's column names."""
+        corpus = getattr(data, "corpus", None)
+        if corpus is not None and corpus.vocab:
+            return tuple(corpus.vocab)
+        names = getattr(self, "feature_names_in_", None)
+        return tuple(str(v) for v in names) if names is not None and data.kind == "csr" else None
+
     def iter_fit(self, X) -> Iterator[Snapshot]:
         """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass."""
-        X = check_input(self, X, reset=True, counts=family_counts(self.obs))
+        X = self._input(X, fitted=False)
         prior = self._given_prior()
         config = self._config(prior, resolve_seed(self.random_state))
         self.seed_ = config.seed
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
             prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
+            self.vocabulary_ = self._vocabulary(data)
             self.history_ = []
-            snap = None
+            snap, adf_rounds, passes = None, 0, 0
             for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, None):
                 self._absorb(snap, snap.info.get("family", family), snap.prior or prior)
+                adf_rounds, passes = adf_rounds + ("round" in snap.info), passes + ("round" not in snap.info)
                 yield snap
-            if self.algorithm == "ep" and config.tol > 0 and snap.info.get("change", 0.0) >= config.tol:
-                warnings.warn(f"EP did not reach tol={config.tol} in n_iter={config.n_iter} passes",
-                              ConvergenceWarning, stacklevel=2)
+            self.n_iter_ = passes + (adf_rounds > 0)
+            self.converged_ = True if self.algorithm == "adf" else None
+            if self.algorithm == "ep":
+                self.converged_ = bool(snap.info.get("change", 0.0) < config.tol)
+                if config.tol > 0 and not self.converged_:
+                    warnings.warn(f"EP did not reach tol={config.tol} in n_iter={config.n_iter} passes",
+                                  ConvergenceWarning, stacklevel=2)
             if self.algorithm in SAMPLERS:
                 self.labels_ = np.asarray(snap.labels)    # the last sampled state
             else:
@@ -283,7 +325,12 @@ class BNPMixture(ClusterMixin, Estimator):
         return np.argsort(order)[labels]
 
     def fit(self, X, y=None) -> "BNPMixture":
-        """Fit on X: ndarray, scipy sparse, CSRBlock, dask array/dataframe or Parquet path."""
+        """Fit on X: ndarray, DataFrame, scipy sparse, CSRBlock, dask array/dataframe or Parquet path.
+
+        There is no ``sample_weight``: ADF/EP update the state row by row and the samplers'
+        partition laws count rows, so a row of weight 2 is not two rows under any algorithm
+        here (scikit-learn's meaning of a weight); repeat rows for integer weights.
+        """
         for _ in self.iter_fit(X):
             pass
         return self
@@ -294,10 +341,12 @@ class BNPMixture(ClusterMixin, Estimator):
     def partial_fit(self, X, y=None) -> "BNPMixture":
         """Streaming ADF over one more batch, continuing the current state (whatever ``algorithm``).
 
-        ``labels_`` are the batch's labels after the update.
+        ``labels_`` then covers every row seen: the labels each earlier row got when its batch
+        was folded in (renumbered through later merges, not rescored: ``predict`` rescores),
+        followed by this batch's after the update.
         """
         fitted = hasattr(self, "stats_")
-        X = check_input(self, X, reset=not fitted, counts=family_counts(self.obs_ if fitted else self.obs))
+        X = self._input(X, fitted)
         if fitted:
             config = self._config(self.prior_, self.seed_)
         else:
@@ -312,13 +361,19 @@ class BNPMixture(ClusterMixin, Estimator):
             else:   # the first batch: defaults resolved and "auto" searched on it
                 prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
                 state, self.history_ = None, []
+                self.vocabulary_ = self._vocabulary(data)
             run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
                                  merge_threshold=config.merge_threshold, seed=config.seed,
                                  batch_size=config.batch_size, state=state)
             run.step = len(self.history_)
+            earlier = self.labels_ if fitted and hasattr(self, "labels_") else np.empty(0, dtype=np.int64)
+            K = 0 if state is None else state.stats.K
             for snap in run.adf():
+                earlier = _renumber(earlier, run.remaps[0][:K])
+                K = snap.stats.K
                 self._absorb(snap, family, prior)
-            self.labels_ = self._score(engine, data)[0]
+            self.labels_ = np.concatenate([earlier, self._score(engine, data)[0]])
+            self.n_iter_, self.converged_ = 1, True
         return self
 
     def _absorb(self, snap: Snapshot, family, prior) -> None:
@@ -368,7 +423,7 @@ class BNPMixture(ClusterMixin, Estimator):
 
     def _score_input(self, X, proba: bool = False):
         self._fitted()
-        X = check_input(self, X, reset=False, counts=family_counts(self.obs_))
+        X = self._input(X, fitted=True)
         with self._engine(X) as engine:
             return self._score(engine, engine.partitions(X, n_partitions=self.n_partitions), proba)
 
@@ -390,18 +445,22 @@ class BNPMixture(ClusterMixin, Estimator):
 
     # --- persistence ---------------------------------------------------------------------
     _PARAMS = ("algorithm", "n_iter", "epsilon", "merge_threshold", "tol", "batch_size",
-               "n_partitions", "random_state", "hyperparameters", "verbose")
+               "n_partitions", "random_state", "sample_hyperparameters", "w", "hyperparameters",
+               "verbose")
 
-    def save(self, path) -> None:
-        """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle), atomically.
+    def save(self, path, overwrite: bool = False) -> None:
+        """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle) [+ ``vocab.txt``], atomically.
 
-        The model is written to a temporary sibling folder and renamed into place; an existing
-        model at ``path`` is replaced only once the new one is complete.
+        The model is written to a temporary sibling folder and renamed into place.  An existing
+        saved model at ``path`` is replaced only with ``overwrite=True`` (and only once the new
+        one is complete); anything else at ``path`` is never replaced.
         """
         stats = self._fitted()
         path = Path(path)
         if path.exists() and not (path / "model.json").is_file():
-            raise FileExistsError(f"{path} exists and is not a saved bnpdist model; not overwriting")
+            raise FileExistsError(f"{path} exists and is not a saved bnpdist model; not replacing it")
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} holds a saved model; pass overwrite=True to replace it")
         meta = {"format": "bnpdist.BNPMixture", "format_version": FORMAT_VERSION,
                 "params": {k: getattr(self, k) for k in self._PARAMS},
                 "prior": None if self.prior is None else self.prior.to_dict(),
@@ -409,7 +468,8 @@ class BNPMixture(ClusterMixin, Estimator):
                 "prior_": self.prior_.to_dict(), "obs_": self.obs_.to_dict(),
                 "family": stats.family, "seed": self.seed_, "U": self.U_,
                 "n_rows_seen": self.n_rows_seen_, "history": self.history_,
-                "hyper_search": getattr(self, "hyper_search_", None)}
+                "hyper_search": getattr(self, "hyper_search_", None),
+                "n_iter": getattr(self, "n_iter_", None), "converged": getattr(self, "converged_", None)}
         tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex}"
         tmp.mkdir(parents=True)
         try:
@@ -418,6 +478,8 @@ class BNPMixture(ClusterMixin, Estimator):
                 arrays["labels"] = self.labels_
             np.savez(tmp / "arrays.npz", **arrays)
             (tmp / "model.json").write_text(json.dumps(meta, indent=1))
+            if getattr(self, "vocabulary_", None):
+                write_vocab(tmp, self.vocabulary_)
             old = path.parent / f".{path.name}.old-{uuid.uuid4().hex}"
             if path.exists():
                 path.rename(old)
@@ -448,6 +510,8 @@ class BNPMixture(ClusterMixin, Estimator):
         est.n_rows_seen_, est.seed_, est.history_ = int(meta["n_rows_seen"]), meta["seed"], meta["history"]
         est.n_features_in_ = est.obs_.n_features
         est.hyper_search_ = meta.get("hyper_search")
+        est.n_iter_, est.converged_ = meta.get("n_iter"), meta.get("converged")
+        est.vocabulary_ = read_vocab(str(path), None) if (path / "vocab.txt").is_file() else None
         if "labels" in arrays:
             est.labels_ = arrays["labels"]
         return est

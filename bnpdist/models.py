@@ -4,7 +4,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .distributed import Engine
 from .distributed.dataset import is_in_memory
@@ -31,6 +31,11 @@ def _base_measure(value, size: int, name: str) -> np.ndarray:
     if value.shape != (size,) or not np.all(np.isfinite(value)) or np.any(value <= 0):
         raise ValueError(f"{name} must be {size} positive finite numbers, got shape {value.shape}")
     return value / value.sum()
+
+
+def _n_rows(X) -> int:
+    """Rows of validated in-memory X, or of a Parquet source (its scanned Corpus)."""
+    return X.n_rows if hasattr(X, "n_rows") else X.shape[0]
 
 
 def _positive(value, name: str) -> float:
@@ -82,15 +87,19 @@ class KnownGroupsDMM(Estimator):
         tags.target_tags.required = True
         return tags
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit on documents X (counts, shape (D, V), or a Parquet source) with groups y.
 
-        ``y`` None reads the Parquet ``label`` column (in-memory X needs y).
+        ``y`` None reads the Parquet ``label`` column (in-memory X needs y).  ``sample_weight``
+        (D,) counts document d w_d times: exactly the fit on w_d copies for integer weights.
         """
         alpha, beta = _positive(self.alpha, "alpha"), _positive(self.beta, "beta")
         X, y = check_input(self, X, y=y, reset=True, counts=True)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, np.empty((_n_rows(X), 0)),
+                                                 ensure_non_negative=True)
         with _engine(self.client, X) as engine:
-            counts, classes = kg.count_groups(engine, X, y)
+            counts, classes = kg.count_groups(engine, X, y, weights=sample_weight)
         if len(classes) == 0:
             raise ValueError("no documents to fit")
         T, V = counts.words.shape

@@ -3,7 +3,7 @@
 Sections: summary; cluster sizes by rank (log–log); number of clusters against rows seen
 (``history`` of model.json); held-out log predictive against rows seen (``heldout`` of the
 manifest entries written by ``stream``/``recluster``: each file scored before it was folded
-in); top words per cluster (bag-of-words with ``vocab.txt``); mean images (square feature
+in); distinctive words per cluster (bag-of-words with ``vocab.txt``); mean images (square feature
 counts, e.g. 64 → 8×8); assignment confidence histogram (``assignments.parquet``).
 PNGs (matplotlib, Agg) are base64-embedded, so the page is one file.
 """
@@ -80,13 +80,14 @@ def _means(est) -> np.ndarray:
     return next(m[k] for k in ("theta", "mean", "p") if k in m)
 
 
-def _top_words(est, vocab: list[str], order, top: int) -> str:
-    theta = _means(est)
+def _top_words(est, order, top: int) -> str:
+    words_of = est.top_words(top)
     rows = []
     for k in order:
-        words = ", ".join(html.escape(vocab[v]) for v in np.argsort(theta[k])[::-1][:top])
+        words = ", ".join(html.escape(w) for w in words_of[k])
         rows.append(f"<tr><td>{k}</td><td>{est.stats_.n[k]:.1f}</td><td>{words}</td></tr>")
-    return "<table><tr><th>cluster</th><th>size</th><th>top words</th></tr>" + "".join(rows) + "</table>"
+    return ("<table><tr><th>cluster</th><th>size</th><th>distinctive words</th></tr>" + "".join(rows)
+            + "</table>")
 
 
 def _images(est, order) -> str:
@@ -114,11 +115,6 @@ def _confidence(path: Path) -> str:
     return _png(fig)
 
 
-def _vocab(model: Path) -> list[str] | None:
-    p = model / "vocab.txt"
-    return p.read_text(encoding="utf-8").splitlines() if p.is_file() else None
-
-
 def render(model, *, assignments=None, top_words: int = 10, max_clusters: int = 20) -> str:
     """The HTML page of the model folder ``model``."""
     from .mixture import BNPMixture
@@ -134,10 +130,10 @@ def render(model, *, assignments=None, top_words: int = 10, max_clusters: int = 
     parts += [f"<tr><th>{k}</th><td>{html.escape(str(v))}</td></tr>" for k, v in info.items()]
     parts += ["</table><h2>Cluster sizes by rank</h2>", _sizes(est),
               "<h2>Clusters and held-out log predictive</h2>", _history(est, manifest)]
-    vocab = _vocab(model)
+    vocab = est.vocabulary_
     if est.obs_.block_kind == "csr" and vocab and len(vocab) == d and order:
-        parts += [f"<h2>Top words of the {len(order)} largest clusters</h2>",
-                  _top_words(est, vocab, order, top_words)]
+        parts += [f"<h2>Distinctive words of the {len(order)} largest clusters (relevance, Sievert & "
+                  "Shirley 2014)</h2>", _top_words(est, order, top_words)]
     if math.isqrt(d) ** 2 == d and d >= 4 and order:
         parts += [f"<h2>Mean images of the {len(order)} largest clusters</h2>", _images(est, order)]
     apath = Path(assignments) if assignments else model / ASSIGNMENTS

@@ -82,7 +82,9 @@ def test_save_load_round_trip(tmp_path, bars):
     X, _ = bars
     est = BNPMixture(prior=NGGP(1.0, 0.5, 1.0), obs=Multinomial(beta=8.0), random_state=3).fit(X)
     est.save(tmp_path / "m")
-    est.save(tmp_path / "m")  # replacing an existing model
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        est.save(tmp_path / "m")
+    est.save(tmp_path / "m", overwrite=True)  # replacing an existing model when asked
     back = BNPMixture.load(tmp_path / "m")
     assert np.array_equal(back.predict(X), est.predict(X))
     assert back.score(X) == est.score(X)
@@ -95,8 +97,10 @@ def test_save_load_round_trip(tmp_path, bars):
     with pytest.raises(ValueError, match="format version 99"):
         BNPMixture.load(tmp_path / "m")
     (tmp_path / "other").mkdir()
-    with pytest.raises(FileExistsError):
-        est.save(tmp_path / "other")
+    (tmp_path / "file").write_text("not a model")
+    for other in ("other", "file"):
+        with pytest.raises(FileExistsError, match="not a saved bnpdist model"):
+            est.save(tmp_path / other, overwrite=True)
 
 
 def test_partial_fit_twice_equals_fit_on_concatenation(bars):
@@ -104,11 +108,16 @@ def test_partial_fit_twice_equals_fit_on_concatenation(bars):
     X1, X2 = X.rows(0, 150), X.rows(150, 300)
     kw = dict(prior=NGGP(1.0, 0.5, 1.0), obs=Multinomial(beta=8.0), random_state=0)
     one = BNPMixture(batch_size=150, **kw).fit(X)
-    two = BNPMixture(**kw).partial_fit(X1).partial_fit(X2)
+    two = BNPMixture(**kw).partial_fit(X1)
+    first = two.labels_.copy()
+    two.partial_fit(X2)
     for f in one.stats_.arrays:
         np.testing.assert_array_equal(one.stats_[f], two.stats_[f])
     assert one.U_ == two.U_ and two.n_rows_seen_ == 300 and len(two.history_) == 2
-    assert np.array_equal(two.labels_, one.predict(X2))
+    assert two.labels_.shape == (300,) and np.array_equal(two.labels_[150:], one.predict(X2))
+    # the first batch keeps its labels, renumbered through the second batch's merges
+    assert all(len(np.unique(two.labels_[:150][first == k])) == 1 for k in np.unique(first))
+    assert two.n_iter_ == 1 and two.converged_
 
 
 def test_defaults_and_input_kinds():

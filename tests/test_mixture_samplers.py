@@ -28,7 +28,7 @@ def test_sampler_labels_are_the_last_state(algorithm, rng):
 def test_sampler_resamples_hyperparameters(rng):
     X, _ = _blobs(rng)
     est = BNPMixture(prior=DP(1.0, alpha_prior=Gamma(1.0, 1.0)), algorithm="gibbs", n_iter=10,
-                     hyper="sample", random_state=0).fit(X)
+                     sample_hyperparameters=True, random_state=0).fit(X)
     assert est.prior_.alpha != 1.0 and len(est.history_) == 10
 
 
@@ -37,14 +37,14 @@ def test_sampled_observation_prior_reaches_the_estimator(rng):
     from bnpdist.obs import Multinomial
     X, _, _ = make_bars(60, seed=0)
     est = BNPMixture(prior=DP(1.0), obs=Multinomial(beta=1.0), algorithm="gibbs", n_iter=5,
-                     hyper="sample", hyperparameters="fixed", random_state=0).fit(X)
+                     sample_hyperparameters=True, hyperparameters="fixed", random_state=0).fit(X)
     assert est.obs_.beta != 1.0       # β was slice-sampled and the fitted family carries it
 
 
 def test_sampler_refuses_partial_state_and_bad_hyper(rng):
     X, _ = _blobs(rng)
     with pytest.raises(ValueError, match="hyper"):
-        BNPMixture(algorithm="gibbs", hyper="nope").fit(X)
+        BNPMixture(algorithm="gibbs", sample_hyperparameters="sample").fit(X)
     with pytest.raises(ValueError, match="unknown algorithm"):
         BNPMixture(algorithm="nope").fit(X)
 

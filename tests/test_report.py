@@ -35,7 +35,7 @@ def model(tmp_path_factory):
 def test_report_sections(model):
     page = render(model, max_clusters=5)
     for heading in ("Cluster sizes by rank", "Clusters and held-out log predictive",
-                    "Top words of the 5 largest clusters", "Mean images of the 5 largest clusters",
+                    "Distinctive words of the 5 largest clusters", "Mean images of the 5 largest clusters",
                     "Assignment confidence"):
         assert heading in page
     assert page.count("data:image/png;base64,") == 5   # sizes, K, held-out, images, confidence

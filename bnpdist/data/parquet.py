@@ -9,12 +9,14 @@ bad input is refused before any work starts (DESIGN §4).
 """
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from fsspec.implementations.local import LocalFileSystem
 
@@ -70,9 +72,36 @@ def _footer(path: str, kind: str | None, storage_options) -> _Footer:
     return _Footer(lay, sizes, width)
 
 
-def _vocabulary(root: str, vocab_size: int | None, storage_options):
-    """``(vocab or None, V)`` from the sidecar and/or ``vocab_size``."""
+def _largest_token_id(files: list[str], storage_options) -> int:
+    """The largest token id of the corpus (−1 if it has no tokens): from the row groups'
+    statistics where the writer stored them, else by reading the ``token_ids`` column."""
+    best = -1
+    for path in files:
+        with _open(path, storage_options) as pf:
+            meta = pf.metadata
+            leaf = next(j for j in range(meta.num_columns)
+                        if meta.schema.column(j).path.split(".")[0] == TOKENS)
+            stats = [meta.row_group(i).column(leaf).statistics for i in range(meta.num_row_groups)]
+            if all(s is not None and s.has_min_max for s in stats):
+                best = max([best, *(int(s.max) for s in stats)])
+                continue
+            top = pc.max(pc.list_flatten(pf.read(columns=[TOKENS]).column(TOKENS))).as_py()
+            best = max(best, -1 if top is None else int(top))
+    return best
+
+
+def _vocabulary(root: str, files: list[str], vocab_size: int | None, infer_vocab: bool,
+                storage_options):
+    """``(vocab or None, V)`` from the sidecar and/or ``vocab_size``, else (``infer_vocab``)
+    V = 1 + the largest token id, with a warning."""
     vocab = read_vocab(root, storage_options)
+    if vocab is None and vocab_size is None and infer_vocab:
+        V = _largest_token_id(files, storage_options) + 1
+        warnings.warn(f"{root}: no vocabulary (vocab.txt or vocab.parquet) and no vocab_size; V = {V} "
+                      "from the largest token id. Token ids above it in later data will be refused: "
+                      "give the vocabulary size (Multinomial(V=...) or scan(..., vocab_size=...)) "
+                      "to fix it", UserWarning, stacklevel=4)
+        return None, max(V, 1)
     if vocab is None and vocab_size is None:
         raise CorpusError("no vocabulary: put vocab.txt or vocab.parquet beside the data "
                           "or give vocab_size", root, column=TOKENS)
@@ -94,12 +123,13 @@ def _dense_width(files: list[str], footers: list[_Footer]) -> int:
 
 
 def scan(source, *, kind: str | None = None, vocab_size: int | None = None,
-         storage_options: dict | None = None) -> Corpus:
+         storage_options: dict | None = None, infer_vocab: bool = False) -> Corpus:
     """Resolve ``source`` and check every file's footer; return the :class:`Corpus`.
 
     ``kind`` ("csr" or "dense") is detected from the first file when None. A bag-of-words
     corpus takes its vocabulary from a sidecar (``vocab.parquet``/``vocab.txt``) or from
-    ``vocab_size``; if both are given they must agree. Raises :class:`CorpusError` naming the
+    ``vocab_size``; if both are given they must agree.  With neither, ``infer_vocab`` takes
+    V = 1 + the largest token id (with a warning), else a :class:`CorpusError` is raised. Raises :class:`CorpusError` naming the
     file (and column) for a missing or mistyped column, a file that is not Parquet, files
     that disagree (columns, declared dense width, id type, labels) and an empty data set.
     Footers are read by up to 16 threads (remote stores are latency-bound).
@@ -121,7 +151,7 @@ def scan(source, *, kind: str | None = None, vocab_size: int | None = None,
     if not pieces:
         raise CorpusError(f"empty data set: 0 rows in {len(files)} file(s)", files[0])
     if lay.kind == "csr":
-        vocab, n_features = _vocabulary(root, vocab_size, storage_options)
+        vocab, n_features = _vocabulary(root, files, vocab_size, infer_vocab, storage_options)
     elif vocab_size is not None:
         raise ValueError("vocab_size applies to bag-of-words corpora only")
     else:

@@ -24,18 +24,23 @@ def _no_state(name, state):
         raise ValueError(f"algorithm={name!r} cannot continue a fitted state (partial_fit is ADF)")
 
 
+def _hyper(config) -> str:
+    """The samplers' ``hyper`` switch from ``BNPMixture(sample_hyperparameters=...)``."""
+    return "sample" if config.sample_hyperparameters else "fixed"
+
+
 def gibbs_driver(engine, data, family, prior, config, state=None):
     """Collapsed Gibbs (systematic scan), one Snapshot per sweep; DESIGN §5."""
     _no_state("gibbs", state)
     yield from run_gibbs(_one_block(engine, data), family, prior, n_iter=config.n_iter,
-                         random_state=config.seed, hyper=config.hyper)
+                         random_state=config.seed, hyper=_hyper(config))
 
 
 def anneal_driver(engine, data, family, prior, config, state=None):
     """Anneal Subsample (seed 001, linear schedule), one Snapshot per N assignments."""
     _no_state("anneal", state)
     yield from run_anneal(_one_block(engine, data), family, prior, n_iter=config.n_iter,
-                          strategy="anneal", random_state=config.seed, hyper=config.hyper)
+                          strategy="anneal", random_state=config.seed, hyper=_hyper(config))
 
 
 def subcluster_driver(engine, data, family, prior, config, state=None):

@@ -58,13 +58,15 @@ def encode(labels, classes: np.ndarray) -> np.ndarray:
     return codes
 
 
-def group_counts(block: Block, codes: np.ndarray, T: int) -> GroupCounts:
-    """Counts of one block whose rows belong to groups ``codes`` (ints in 0..T-1)."""
+def group_counts(block: Block, codes: np.ndarray, T: int, weights: np.ndarray | None = None) -> GroupCounts:
+    """Counts of one block whose rows belong to groups ``codes`` (ints in 0..T-1); ``weights``
+    (n,) count document d ``weights[d]`` times (N_{v|t} = Σ_d w_d c_dv, D_t = Σ_d w_d)."""
     X = _csr(block)
     if len(codes) != X.shape[0]:
         raise ValueError(f"{len(codes)} labels for {X.shape[0]} documents")
-    Z = sp.csr_matrix((np.ones(len(codes)), (np.arange(len(codes)), codes)), shape=(len(codes), T))
-    return GroupCounts(np.asarray((Z.T @ X).todense()), np.bincount(codes, minlength=T).astype(float))
+    w = np.ones(len(codes)) if weights is None else np.asarray(weights, dtype=np.float64)
+    Z = sp.csr_matrix((w, (np.arange(len(codes)), codes)), shape=(len(codes), T))
+    return GroupCounts(np.asarray((Z.T @ X).todense()), np.bincount(codes, w, minlength=T))
 
 
 #: counts above this many are scored with lgamma differences rather than sums of logs
@@ -106,8 +108,8 @@ def _unique_task(labels, _seed):
     return np.unique(labels)
 
 
-def _counts_task(block, _seed, labels, classes):
-    return group_counts(block, encode(labels, classes), len(classes))
+def _counts_task(block, _seed, labels, weights, classes):
+    return group_counts(block, encode(labels, classes), len(classes), weights)
 
 
 def _loglik_task(block, _seed, word_params):
@@ -115,8 +117,8 @@ def _loglik_task(block, _seed, word_params):
 
 
 # --- drivers: local (engine None) or on the engine ----------------------------------------
-def count_groups(engine, X, y=None, classes=None) -> tuple[GroupCounts, np.ndarray]:
-    """``(counts, classes)`` of a labelled data set.
+def count_groups(engine, X, y=None, classes=None, weights=None) -> tuple[GroupCounts, np.ndarray]:
+    """``(counts, classes)`` of a labelled data set (documents weighted by ``weights``, (n,)).
 
     ``classes`` None takes the sorted unique labels; given, labels outside it raise.
     ``engine`` None computes in this process (in-memory X and y); otherwise X is any source
@@ -127,12 +129,13 @@ def count_groups(engine, X, y=None, classes=None) -> tuple[GroupCounts, np.ndarr
             raise ValueError("labels y are required for in-memory data")
         y = np.asarray(y)
         classes = np.unique(y) if classes is None else classes
-        return group_counts(as_block(X), encode(y, classes), len(classes)), classes
+        return group_counts(as_block(X), encode(y, classes), len(classes), weights), classes
     data = engine.partitions(X).validate()
     labels = engine.labels(data, y)
     if classes is None:
         classes = engine.map_reduce(_unique_task, labels, combine=np.union1d)
-    return engine.map_reduce(_counts_task, data, labels, classes), classes
+    w = None if weights is None else engine.labels(data, weights)
+    return engine.map_reduce(_counts_task, data, labels, w, classes), classes
 
 
 def doc_logliks(engine, X, word_params: np.ndarray) -> np.ndarray:
