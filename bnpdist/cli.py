@@ -8,7 +8,10 @@ The work itself lives in :mod:`bnpdist.ops` (jobs) and :mod:`bnpdist.report`.
 """
 from __future__ import annotations
 
+import difflib
+import errno
 import logging
+import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -18,7 +21,7 @@ import click
 from .data.errors import CorpusError
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
-CLUSTER_KEYS = ("scheduler", "local", "n_workers", "tls_ca", "tls_cert", "tls_key")
+CLUSTER_KEYS = ("scheduler", "local", "n_workers", "tls_ca", "tls_cert", "tls_key", "worker_timeout")
 
 
 def _load_config(ctx, _param, value):
@@ -32,6 +35,12 @@ def _load_config(ctx, _param, value):
     if not isinstance(cfg, dict):
         raise click.BadParameter(f"config {value} must be a mapping of flag names to values")
     flat = {str(k).replace("-", "_"): v for k, v in cfg.items()}
+    known = {p.name for p in ctx.command.params if p.name and p.expose_value}
+    for key in sorted(set(flat) - known):
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f"; did you mean {close[0].replace('_', '-')!r}?" if close else ""
+        raise click.BadParameter(f"config {value}: unknown key {key!r} for "
+                                 f"`{ctx.command.name}`{hint}")
     ctx.default_map = {**(ctx.default_map or {}), **flat}
     return value
 
@@ -49,12 +58,15 @@ def cluster_options(f):
                      help="Use an in-process LocalCluster on 127.0.0.1 (the default when no scheduler is given)."),
         click.option("--n-workers", type=int, default=None, show_default="CPU count",
                      help="Workers of the local cluster."),
-        click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), default=None,
+        click.option("--tls-ca", type=click.Path(dir_okay=False), default=None,
                      help="TLS CA certificate file (with --tls-cert/--tls-key: connect over TLS).  [default: none]"),
-        click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
+        click.option("--tls-cert", type=click.Path(dir_okay=False), default=None,
                      help="TLS client certificate file.  [default: none]"),
-        click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None,
+        click.option("--tls-key", type=click.Path(dir_okay=False), default=None,
                      help="TLS client private key file.  [default: none]"),
+        click.option("--worker-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
+                     help="Seconds to wait for a worker of the --scheduler cluster before exiting "
+                          "with an error (0: wait forever)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -67,6 +79,9 @@ def tls_security(tls_ca, tls_cert, tls_key):
         return None
     if not (tls_ca and tls_cert and tls_key):
         raise click.UsageError("--tls-ca, --tls-cert and --tls-key must be given together")
+    for flag, path in (("--tls-ca", tls_ca), ("--tls-cert", tls_cert), ("--tls-key", tls_key)):
+        if not Path(path).is_file():
+            raise click.BadParameter(f"{path}: no such file", param_hint=flag)
     from distributed import Security
     return Security(tls_ca_file=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key,
                     tls_scheduler_cert=tls_cert, tls_scheduler_key=tls_key,
@@ -83,17 +98,33 @@ class _QuietCorpusErrors(logging.Filter):
 _QUIET = _QuietCorpusErrors()
 
 
-def open_engine(scheduler, local, n_workers, tls_ca, tls_cert, tls_key, quiet=False):
+def _check_protocol(address: str | None, security) -> None:
+    """A tls:// address needs the TLS files and the TLS files need a tls:// address (a mismatch
+    would otherwise only time out)."""
+    if address is None or os.path.isfile(address):
+        return
+    if address.startswith("tls://") and security is None:
+        raise click.UsageError(f"{address} is a tls:// address: give --tls-ca, --tls-cert and --tls-key")
+    if security is not None and not address.startswith("tls://"):
+        raise click.UsageError(f"TLS files given but the scheduler address {address} is not "
+                               "tls://; use tls://HOST:PORT")
+
+
+def open_engine(scheduler, local, n_workers, tls_ca, tls_cert, tls_key, worker_timeout=60.0,
+                quiet=False):
     """Start or connect the Dask engine and print the dashboard address (stderr)."""
+    import dask
+
     from .distributed import Engine
     logging.getLogger("distributed.worker").addFilter(_QUIET)
     if scheduler and local:
         raise click.UsageError("give either --scheduler or --local, not both")
     security = tls_security(tls_ca, tls_cert, tls_key)
     if local:
-        import dask
         dask.config.set({"scheduler-address": None})
-    engine = Engine(scheduler=scheduler, n_workers=n_workers, security=security)
+    _check_protocol(scheduler or dask.config.get("scheduler-address", None), security)
+    engine = Engine(scheduler=scheduler, n_workers=n_workers, security=security,
+                    worker_timeout=worker_timeout or None)
     if not quiet:
         click.echo(f"Dask dashboard: {engine.dashboard_link or '(disabled)'}", err=True)
     return engine
@@ -195,20 +226,44 @@ def _logging():
 
 # --- the group ---------------------------------------------------------------------------
 class _Main(click.Group):
+    """Exit codes: 0 done; 2 bad input or usage (the message names the file); 1 anything else,
+    with a one-line message; a traceback only with ``--debug`` (or ``BNPDIST_DEBUG=1``)."""
+
     def invoke(self, ctx):
-        from .ops.store import StoreBusy
+        from .ops.store import ModelError
+        from .ops.target import OutputRefused
+        debug = ctx.params.get("debug") or os.environ.get("BNPDIST_DEBUG") == "1"
         try:
             return super().invoke(ctx)
-        except CorpusError as e:
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except (CorpusError, ModelError, OutputRefused) as e:
+            if debug:
+                raise
             click.echo(f"error: {e}", err=True)
             ctx.exit(2)
-        except (FileExistsError, FileNotFoundError, StoreBusy) as e:
-            raise click.ClickException(str(e))
+        except Exception as e:
+            if debug:
+                raise
+            click.echo(f"error: {_one_line(e)}", err=True)
+            ctx.exit(1)
+
+
+def _one_line(e: BaseException) -> str:
+    """A one-line description of an unexpected failure (disk full is named as such)."""
+    if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+        return f"disk full: {e.filename or ''} {e.strerror}".replace("  ", " ")
+    text = " ".join(str(e).split()) or type(e).__name__
+    known = (FileExistsError, FileNotFoundError, PermissionError, TimeoutError, ConnectionError)
+    return text if isinstance(e, known) or type(e).__module__.startswith("bnpdist") else \
+        f"{type(e).__name__}: {text}"
 
 
 @click.group(cls=_Main, context_settings=CONTEXT)
 @click.version_option(package_name="bnpdist")
-def cli():
+@click.option("--debug", is_flag=True, default=False,
+              help="Show the full traceback of a failure (also BNPDIST_DEBUG=1).")
+def cli(debug):
     """bnpdist: Bayesian nonparametric clustering (DP and NGGP mixtures) of Parquet corpora on Dask.
 
     \b
@@ -228,7 +283,7 @@ def cli():
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Model folder to write (model.json, arrays.npz, assignments.parquet, manifest.json).")
 @click.option("--force", is_flag=True, default=False,
-              help="Replace an existing model folder (only once the new one is complete).")
+              help="Replace an existing model folder (a bnpdist model folder only: never the input, the current directory or a store's latest), once the new one is complete.")
 @click.option("--vocab-size", type=int, default=None, show_default="from vocab.txt/vocab.parquet",
               help="Vocabulary size of bag-of-words data.")
 @click.option("--n-partitions", type=int, default=None, show_default="one per Parquet row group",
@@ -241,9 +296,9 @@ def fit(source, out, force, vocab_size, n_partitions, **kw):
     The input is validated before any work (bad input: exit 2, nothing written).
     """
     from .ops.batch import fit_to_dir
+    from .ops.target import check_target
     est = _build(_spec(kw))
-    if Path(out).exists() and not force:
-        raise click.ClickException(f"{out} exists (use --force to replace it)")
+    check_target(out, source, force=force)    # before starting any work
     with _engine(kw) as engine:
         fit_to_dir(engine, est, source, out, force=force, vocab_size=vocab_size,
                    n_partitions=n_partitions, progress=progress("fit", "round"))
@@ -257,10 +312,11 @@ def fit(source, out, force, vocab_size, n_partitions, **kw):
               help="Assignments Parquet file to write (id, cluster, probability).")
 @cluster_options
 def predict(model, source, out, **kw):
-    """Assign every row of SOURCE to a cluster of the model in MODEL (a folder or models/latest)."""
-    from .mixture import BNPMixture
+    """Assign every row of SOURCE to a cluster of the model in MODEL (a model folder, or a
+    model store: its `latest`)."""
     from .ops.batch import predict_to_file
-    est = BNPMixture.load(model)
+    from .ops.store import load_model
+    est = load_model(model)
     with _engine(kw) as engine:
         predict_to_file(engine, est, source, out)
     click.echo(out)

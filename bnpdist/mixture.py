@@ -106,6 +106,30 @@ def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: 
     return labels, logp, (P if proba else None)
 
 
+#: rounding slack of saved weights and probabilities (EP cavities subtract soft counts)
+TOL_SAVED = 1e-6
+
+
+def _check_saved(path: Path, arrays: dict, meta: dict) -> None:
+    """Refuse saved arrays a fitted model cannot hold: non-finite statistics, negative or
+    all-zero cluster weights, probabilities ``ek`` outside [0, 1], a negative or non-finite Û."""
+    where = path / "arrays.npz"
+    for k, a in arrays.items():
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ValueError(f"{where}: array {k!r} holds NaN or infinite values")
+    n = arrays.get("stats.n")
+    if n is None or n.ndim != 1:
+        raise ValueError(f"{where}: no cluster weights (array 'stats.n')")
+    if (n < -TOL_SAVED).any() or (len(n) and not n.sum() > 0):
+        raise ValueError(f"{where}: cluster weights 'n' must be >= 0 with a positive sum")
+    ek = arrays.get("ek")
+    if ek is None or ek.shape != n.shape or ((ek < -TOL_SAVED) | (ek > 1 + TOL_SAVED)).any():
+        raise ValueError(f"{where}: 'ek' must hold one probability in [0, 1] per cluster")
+    U = meta.get("U")
+    if not (isinstance(U, (int, float)) and np.isfinite(U) and U >= 0):
+        raise ValueError(f"{path / 'model.json'}: U must be a finite number >= 0, got {U!r}")
+
+
 class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     """Bayesian nonparametric mixture (DP or NGGP prior, conjugate observations), K unbounded.
 
@@ -500,10 +524,16 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         if meta.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"unsupported BNPMixture format version {meta.get('format_version')!r} "
                              f"(this bnpdist reads version {FORMAT_VERSION})")
+        params = meta.get("params") or {}
+        unknown = sorted(set(params) - set(cls._PARAMS))
+        if unknown:   # e.g. "scheduler" / "client": a saved model never names a cluster
+            raise ValueError(f"{path / 'model.json'}: params {unknown} are not saved model "
+                             f"parameters (loading a model never connects anywhere)")
         est = cls(prior=None if meta["prior"] is None else prior_from_dict(meta["prior"]),
-                  obs=None if meta["obs"] is None else family_from_dict(meta["obs"]), **meta["params"])
+                  obs=None if meta["obs"] is None else family_from_dict(meta["obs"]), **params)
         with np.load(path / "arrays.npz", allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
+        _check_saved(path, arrays, meta)
         est.prior_, est.obs_ = prior_from_dict(meta["prior_"]), family_from_dict(meta["obs_"])
         est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
         est.ek_, est.U_ = arrays["ek"], float(meta["U"])

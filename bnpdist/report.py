@@ -116,10 +116,10 @@ def _confidence(path: Path) -> str:
 
 
 def render(model, *, assignments=None, top_words: int = 10, max_clusters: int = 20) -> str:
-    """The HTML page of the model folder ``model``."""
-    from .mixture import BNPMixture
-    model = Path(model)
-    est = BNPMixture.load(model)
+    """The HTML page of the model folder ``model`` (or of a model store's ``latest``)."""
+    from .ops.store import load_model, model_folder
+    model = model_folder(model)
+    est = load_model(model)
     manifest = Manifest.read(model)
     order = [int(k) for k in np.argsort(est.stats_.n)[::-1][:max_clusters]]
     d = est.obs_.n_features

@@ -14,3 +14,40 @@ FULL = os.environ.get("BNPDIST_FULL") == "1"
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def tls_credentials(tmp_path):
+    """``{"ca", "cert", "key"}`` paths of a throw-away CA and certificate for 127.0.0.1, made by
+    the deployment's ``deploy/tls/make_certs.py`` (imported by path)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "deploy" / "tls" / "make_certs.py"
+    spec = importlib.util.spec_from_file_location("make_certs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_credentials(tmp_path / "tls", ("127.0.0.1", "localhost"), days=1)
+
+
+@pytest.fixture(scope="module")
+def bars_folder(tmp_path_factory):
+    """A small bag-of-words corpus (80 bars documents with labels and vocab.txt)."""
+    from bnpdist.data import write_bow
+    from bnpdist.data.synthetic import make_bars
+    d = tmp_path_factory.mktemp("bars") / "bars"
+    X, y, _ = make_bars(80, seed=2)
+    write_bow(d / "part-0.parquet", X, labels=y, vocab=[f"p{i}" for i in range(64)])
+    return d
+
+
+@pytest.fixture(scope="module")
+def bars_model(bars_folder, tmp_path_factory):
+    """A model folder fitted on ``bars_folder`` by ``bnpdist fit`` (two EP passes)."""
+    from click.testing import CliRunner
+
+    from bnpdist.cli import cli
+    out = tmp_path_factory.mktemp("bars-model") / "m"
+    res = CliRunner().invoke(cli, ["fit", str(bars_folder), "--out", str(out), "--n-workers", "1",
+                                   "--n-iter", "2", "--hyperparameters", "fixed"])
+    assert res.exit_code == 0, res.output
+    return out

@@ -50,7 +50,7 @@ def test_fit_predict_and_force(bars, tmp_path):
 
     before = (out / "arrays.npz").read_bytes()
     res = invoke("fit", bars, "--out", out, *FAST, "--seed", "1")
-    assert res.exit_code == 1 and "exists" in res.output
+    assert res.exit_code == 2 and "exists" in res.output
     assert (out / "arrays.npz").read_bytes() == before
     assert invoke("fit", bars, "--out", out, *FAST, "--seed", "1", "--force").exit_code == 0
     assert sorted(os.listdir(tmp_path)) == ["model"]

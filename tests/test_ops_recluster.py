@@ -75,7 +75,7 @@ def test_failed_run_leaves_latest_untouched(days, tmp_path, monkeypatch):
 
     monkeypatch.setattr(BNPMixture, "save", crash)
     res = _run("--model", str(store), "--new", str(days / "day1"), "--ep-passes", "1")
-    assert res.exit_code != 0 and "injected failure" in str(res.exception)
+    assert res.exit_code == 1 and "error: RuntimeError: injected failure" in res.output
     assert _latest(store) == first and sorted(os.listdir(store)) == before
     monkeypatch.undo()
 

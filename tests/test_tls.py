@@ -1,12 +1,10 @@
 """TLS: ``--tls-ca/--tls-cert/--tls-key`` connect ``bnpdist fit`` to a TLS-only scheduler.
 
-Temporary credentials: a self-signed CA and one certificate it signs (for 127.0.0.1), made
-with ``cryptography``; the cluster is an in-process LocalCluster speaking ``tls://`` only.
+Temporary credentials: a self-signed CA and one certificate it signs (for 127.0.0.1), made by
+the deployment's ``deploy/tls/make_certs.py`` (the ``tls_credentials`` fixture); the cluster
+is an in-process LocalCluster speaking ``tls://`` only.
 """
 from __future__ import annotations
-
-import datetime as dt
-import ipaddress
 
 from click.testing import CliRunner
 
@@ -16,44 +14,11 @@ from bnpdist.data.synthetic import make_bars
 from bnpdist.mixture import BNPMixture
 
 
-def _credentials(d):
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = dt.datetime.now(dt.timezone.utc)
-
-    def cert(subject, issuer, key, sign_key, ca):
-        b = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
-             .public_key(key.public_key()).serial_number(x509.random_serial_number())
-             .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
-             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-        if not ca:
-            b = b.add_extension(x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                critical=False)
-        return b.sign(sign_key, hashes.SHA256())
-
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bnpdist test CA")])
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    ca = cert(ca_name, ca_name, ca_key, ca_key, True)
-    leaf = cert(name, ca_name, key, ca_key, False)
-    pem = serialization.Encoding.PEM
-    paths = {"ca": d / "ca.pem", "cert": d / "cert.pem", "key": d / "key.pem"}
-    paths["ca"].write_bytes(ca.public_bytes(pem))
-    paths["cert"].write_bytes(leaf.public_bytes(pem))
-    paths["key"].write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
-    return paths
-
-
-def test_fit_over_tls(tmp_path):
+def test_fit_over_tls(tmp_path, tls_credentials):
     from distributed import LocalCluster
 
     from bnpdist.cli import tls_security
-    creds = _credentials(tmp_path)
+    creds = tls_credentials
     data = tmp_path / "bars"
     X, _, _ = make_bars(100, seed=1)
     write_bow(data / "part.parquet", X, vocab=[f"p{i}" for i in range(64)])
@@ -69,9 +34,9 @@ def test_fit_over_tls(tmp_path):
         assert BNPMixture.load(tmp_path / "m").n_rows_seen_ == 100
 
 
-def test_tls_flags_go_together(tmp_path):
-    creds = _credentials(tmp_path)
-    res = CliRunner().invoke(cli, ["fit", str(tmp_path), "--out", str(tmp_path / "m"),
+def test_tls_flags_go_together(tmp_path, tls_credentials):
+    creds = tls_credentials
+    res = CliRunner().invoke(cli, ["fit", str(tmp_path / "in"), "--out", str(tmp_path / "m"),
                                    "--tls-ca", str(creds["ca"])])
     assert res.exit_code == 2 and "must be given together" in res.output
     assert not (tmp_path / "m").exists()

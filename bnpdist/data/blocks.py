@@ -74,6 +74,57 @@ class CSRBlock:
 
 Block = Union[CSRBlock, np.ndarray]
 
+#: largest count accepted: the range of the schema's int32 counts, far below where the
+#: log-gamma terms of the Dirichlet–multinomial (lgamma(x) ≈ x log x) overflow float64
+MAX_COUNT = float(2**31 - 1)
+#: largest |value| of a dense feature accepted: a cluster's squared sum (Σx)² over up to 1e50
+#: rows stays below float64's largest number (1.8e308), so Gaussian statistics stay finite
+MAX_ABS_VALUE = 1e100
+
+
+def out_of_range(values: np.ndarray, kind: str) -> tuple[int, str] | None:
+    """The first value a block of ``kind`` may not hold, as ``(flat position, reason)``, or None.
+
+    Counts (``"csr"``) must be finite, ≥ 0 and ≤ :data:`MAX_COUNT`; dense values finite with
+    |x| ≤ :data:`MAX_ABS_VALUE`.  Beyond these bounds the predictive arithmetic overflows and
+    probabilities come out NaN, so such input is refused rather than scored.
+    """
+    values = np.asarray(values)
+    if kind == "csr":
+        ok = (values >= 0) & (values <= MAX_COUNT)
+        what, limit = "count", MAX_COUNT
+    else:
+        ok = np.abs(values) <= MAX_ABS_VALUE
+        what, limit = "value", MAX_ABS_VALUE
+    if ok.all():
+        return None
+    pos = int(np.argmax(~ok))
+    x = values[pos]
+    if np.isnan(x):
+        return pos, f"NaN {what}"
+    if np.isinf(x):
+        return pos, f"infinite {what} {x:g}"
+    if kind == "csr" and x < 0:
+        return pos, f"negative count {x:g}"
+    return pos, f"{what} {x:g} above the largest accepted magnitude {limit:g} (rescale the data)"
+
+
+def checked_block(X) -> Block:
+    """:func:`as_block` for user input, refusing values outside :func:`out_of_range`'s bounds
+    (ValueError naming the row and column)."""
+    block = as_block(X)
+    if isinstance(block, CSRBlock):
+        bad = out_of_range(block.data, "csr")
+        if bad is not None:
+            row = int(np.searchsorted(block.indptr, bad[0], side="right") - 1)
+            raise ValueError(f"X: row {row}, column {int(block.indices[bad[0]])}: {bad[1]}")
+    else:
+        bad = out_of_range(block.ravel(), "dense")
+        if bad is not None:
+            row, col = divmod(bad[0], block.shape[1])
+            raise ValueError(f"X: row {row}, column {col}: {bad[1]}")
+    return block
+
 
 def n_rows(block: Block) -> int:
     return block.n_rows if isinstance(block, CSRBlock) else block.shape[0]

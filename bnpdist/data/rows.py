@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from .blocks import out_of_range
 from .errors import CorpusError
 from .schema import COUNTS, TOKENS, is_str
 
@@ -59,12 +60,10 @@ def list_parts(col, where: Where, column: str) -> tuple[np.ndarray, pa.Array]:
     return offsets, values
 
 
-def _finite(x: np.ndarray, offsets: np.ndarray, where: Where, column: str, what: str) -> None:
-    bad = ~np.isfinite(x)
-    if bad.any():
-        pos = _first(bad)
-        msg = f"NaN {what}" if np.isnan(x[pos]) else f"infinite {what} {x[pos]:g}"
-        raise where.error(column, msg, _row_of(offsets, pos))
+def _in_range(x: np.ndarray, offsets: np.ndarray, where: Where, column: str, kind: str) -> None:
+    bad = out_of_range(x, kind)
+    if bad is not None:
+        raise where.error(column, bad[1], _row_of(offsets, bad[0]))
 
 
 def csr_arrays(tokens, counts, n_cols: int, where: Where):
@@ -83,11 +82,7 @@ def csr_arrays(tokens, counts, n_cols: int, where: Where):
                f"token id {ids[pos]} >= vocabulary size {n_cols}")
         raise where.error(TOKENS, msg, _row_of(t_off, pos))
     data = c_val.to_numpy(zero_copy_only=False).astype(np.float64)  # owned, writable
-    _finite(data, c_off, where, COUNTS, "count")
-    neg = data < 0
-    if neg.any():
-        pos = _first(neg)
-        raise where.error(COUNTS, f"negative count {data[pos]:g}", _row_of(c_off, pos))
+    _in_range(data, c_off, where, COUNTS, "csr")
     return t_off, ids.astype(np.int32), data
 
 
@@ -100,7 +95,7 @@ def dense_list(col, width: int, where: Where, column: str) -> np.ndarray:
         raise where.error(column, f"ragged dense rows: {lengths[row]} values, expected {width}",
                           row)
     x = values.to_numpy(zero_copy_only=False).astype(np.float64)  # owned, writable
-    _finite(x, offsets, where, column, "value")
+    _in_range(x, offsets, where, column, "dense")
     return x.reshape(len(lengths), width)
 
 
@@ -112,7 +107,7 @@ def dense_columns(table: pa.Table, names, where: Where) -> np.ndarray:
         arr = _flat(table.column(name))
         _no_nulls(arr, where, name)
         out[:, j] = arr.to_numpy(zero_copy_only=False)
-        _finite(out[:, j], rows, where, name, "value")
+        _in_range(out[:, j], rows, where, name, "dense")
     return out
 
 

@@ -46,19 +46,23 @@ def _resolve_one(source, storage_options) -> tuple[list[str], str]:
     if has_magic(path):
         parts = path.split("/")
         root = "/".join(parts[:next(i for i, p in enumerate(parts) if has_magic(p))]) or "/"
-        infos = fs.glob(path, detail=True).values()
-        files = [i["name"] for i in infos if i["type"] == "file"
+        infos = [i for i in fs.glob(path, detail=True).values() if i["type"] != "directory"
                  and posixpath.basename(i["name"]) not in VOCAB_FILES
                  and not _hidden(posixpath.basename(i["name"]))]
     elif fs.isdir(path):
         root = path
-        files = [f for f in fs.find(path) if f.endswith(PARQUET_SUFFIXES)
-                 and posixpath.basename(f) not in VOCAB_FILES
-                 and not _hidden(posixpath.relpath(f, path))]
-    elif fs.isfile(path):
-        root, files = posixpath.dirname(path), [path]
+        infos = [i for i in fs.find(path, detail=True).values() if i["name"].endswith(PARQUET_SUFFIXES)
+                 and posixpath.basename(i["name"]) not in VOCAB_FILES
+                 and not _hidden(posixpath.relpath(i["name"], path))]
+    elif fs.exists(path):
+        root, infos = posixpath.dirname(path), [fs.info(path)]
     else:
         raise CorpusError("no such file or directory", str(source))
+    for i in infos:   # reading a FIFO, socket or device would block or never end
+        if i["type"] != "file":
+            raise CorpusError("not a regular file (a FIFO, socket or device?): not reading it",
+                              _address(fs, i["name"]))
+    files = [i["name"] for i in infos]
     return sorted(_address(fs, f) for f in files), _address(fs, root)
 
 
@@ -85,7 +89,13 @@ def read_vocab(root: str, storage_options: dict | None) -> tuple[str, ...] | Non
         where = _address(fs, p)
         if name == "vocab.txt":
             with fs.open(p, "rb") as f:
-                text = f.read().decode("utf-8")
+                raw = f.read()
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                line = raw[:e.start].count(b"\n") + 1
+                raise CorpusError(f"cannot read vocabulary: not UTF-8 text (byte {e.start}, "
+                                  f"line {line})", where) from None
             lines = text.split("\n")
             if lines[-1] == "":
                 lines.pop()

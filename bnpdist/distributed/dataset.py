@@ -22,7 +22,7 @@ from dask.base import is_dask_collection, tokenize
 from distributed import Client, Future
 
 from ..data import Corpus, read_labels, read_piece, scan
-from ..data.blocks import Block, CSRBlock, as_block, split_rows
+from ..data.blocks import Block, CSRBlock, checked_block, split_rows
 
 #: target in-memory size of one partition when ``n_partitions`` is not given
 PARTITION_BYTES = 32 * 2**20
@@ -109,7 +109,7 @@ def from_memory(client: Client, X, n_partitions: int | None = None) -> DistData:
     Default ``n_partitions``: blocks of about :data:`PARTITION_BYTES`, a function of the data
     alone, so that results do not depend on the number of workers.
     """
-    block = as_block(X)
+    block = checked_block(X)
     if n_partitions is None:
         n_partitions = max(1, math.ceil(_nbytes(block) / PARTITION_BYTES))
     if n_partitions < 1:
@@ -129,7 +129,7 @@ def from_dask(client: Client, x) -> DistData:
     x = x.rechunk({1: -1})
     chunks = client.compute(list(x.to_delayed().ravel()))
     token = tokenize(x.name)
-    futures = tuple(client.submit(as_block, c, key=f"block-{token}-{i}") for i, c in enumerate(chunks))
+    futures = tuple(client.submit(checked_block, c, key=f"block-{token}-{i}") for i, c in enumerate(chunks))
     kind = "csr" if sp.issparse(x._meta) else "dense"
     return DistData(futures, kind, int(x.shape[1]), tuple(int(c) for c in x.chunks[0]), token)
 

@@ -34,8 +34,38 @@ from .seeds import partition_seed
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
+class ClusterUnavailable(RuntimeError):
+    """The scheduler cannot be reached, or has no workers within the wait allowed."""
+
+
 def _call(fn, block, seed, *args):
     return fn(block, seed, *args)
+
+
+def _connect(scheduler: str, security, timeout: float) -> Client:
+    """A client of the scheduler at ``scheduler`` (address or scheduler-file path)."""
+    where = {"scheduler_file": scheduler} if os.path.isfile(scheduler) else {"address": scheduler}
+    try:
+        return Client(**where, security=security, set_as_default=False, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as e:   # CommClosedError is an OSError
+        reason = " ".join(str(e).split())[:200] or type(e).__name__
+        raise ClusterUnavailable(
+            f"cannot connect to the Dask scheduler at {scheduler} within {timeout:g} s ({reason}); "
+            "check the address, and that its protocol (tcp:// or tls://) and TLS credentials "
+            "match the scheduler's") from None
+
+
+def _wait_for_workers(client: Client, scheduler: str, timeout: float | None) -> None:
+    if timeout is None:
+        return
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        client.close()
+        raise ClusterUnavailable(
+            f"the Dask scheduler at {scheduler} has no workers (waited {timeout:g} s); start "
+            "workers (`dask worker ADDRESS`), raise --worker-timeout, or run without "
+            "--scheduler for a local cluster") from None
 
 
 class Engine:
@@ -47,21 +77,26 @@ class Engine:
     scheduler : scheduler address (``tcp://host:8786``, ``tls://...``) or scheduler-file path;
         when neither ``client`` nor ``scheduler`` is given, the address in Dask's config
         (``DASK_SCHEDULER_ADDRESS``) is used if set, else a ``LocalCluster`` is started (the
-        embedded default): thread workers talk in-process (``inproc://``, nothing listens on
-        the network), process workers over TCP on 127.0.0.1
+        embedded default): thread workers talk in-process (``inproc://``), process workers over
+        TCP on 127.0.0.1; every HTTP endpoint (scheduler and workers) listens on 127.0.0.1 only
     n_workers : workers of the local cluster (default: one per CPU core)
     threads_per_worker : threads of each local worker
     processes : local workers as processes (True) or as threads of this process (False)
     security : ``distributed.Security`` for TLS, applied to the client and a local cluster
     dashboard : serve the local cluster's dashboard (needs bokeh) on an ephemeral port of
         127.0.0.1; the scheduler's HTTP endpoints listen there in any case
+    connect_timeout : seconds to reach a given scheduler (a wrong address, or a protocol or TLS
+        mismatch, raises :class:`ClusterUnavailable` after at most this long)
+    worker_timeout : seconds a given scheduler may have no worker before
+        :class:`ClusterUnavailable` is raised (None: wait as long as it takes)
 
     Use as a context manager or call :meth:`close`; only what the engine started is closed.
     """
 
     def __init__(self, client: Client | None = None, scheduler: str | None = None,
                  n_workers: int | None = None, threads_per_worker: int = 1,
-                 processes: bool = False, security=None, dashboard: bool = True):
+                 processes: bool = False, security=None, dashboard: bool = True,
+                 connect_timeout: float = 10.0, worker_timeout: float | None = 60.0):
         self._owned: list = []
         self._dashboard = dashboard
         self._local = False
@@ -75,7 +110,7 @@ class Engine:
             cluster = LocalCluster(
                 n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
                 processes=processes, security=security, dashboard_address="127.0.0.1:0",
-                scheduler_kwargs={"dashboard": dashboard},
+                worker_dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": dashboard},
                 **({"host": "127.0.0.1", "env": dict(WORKER_ENV)} if processes else {}))
             self._owned.append(cluster)
             self._local = True
@@ -84,10 +119,11 @@ class Engine:
             except BaseException:
                 cluster.close()
                 raise
-        elif os.path.isfile(scheduler):
-            self.client = Client(scheduler_file=scheduler, security=security, set_as_default=False)
         else:
-            self.client = Client(scheduler, security=security, set_as_default=False)
+            self.client = _connect(scheduler, security, connect_timeout)
+            self._owned.insert(0, self.client)
+            _wait_for_workers(self.client, scheduler, worker_timeout)
+            return
         self._owned.insert(0, self.client)
 
     # --- life cycle ----------------------------------------------------------------------

@@ -41,7 +41,7 @@ from typing import Iterator
 import numpy as np
 from dask.base import tokenize
 
-from ..data.blocks import as_block, n_rows, split_rows
+from ..data.blocks import checked_block, n_rows, split_rows
 from ..inference.adf import adf_partition, apply_remap, block_rows, check_epsilon, snapshot
 from ..inference.ep import ep_partition, relative_change
 from ..inference.merge import Update, VarState, merge_stage
@@ -61,7 +61,7 @@ class InProcess:
     def partitions(self, source, *, n_partitions: int | None = None) -> DistData:
         if isinstance(source, DistData):
             return source
-        block = as_block(source)
+        block = checked_block(source)
         parts = split_rows(block, n_partitions or 1)
         return DistData(tuple(parts), "csr" if hasattr(block, "indptr") else "dense",
                         block.shape[1], tuple(n_rows(p) for p in parts), "in-process")

@@ -32,11 +32,13 @@ def tmp_beside(path, tag: str = "tmp") -> Path:
 
 
 def write_json(path, obj) -> None:
-    """Replace ``path`` by the JSON of ``obj`` atomically."""
+    """Replace ``path`` by the strict JSON of ``obj`` atomically (NaN and infinities are
+    refused with ValueError: strict parsers reject them)."""
     path = Path(path)
+    text = json.dumps(obj, indent=1, allow_nan=False)
     tmp = tmp_beside(path)
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1)
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -3,29 +3,33 @@
 A fitted model folder holds the model (``BNPMixture.save``: ``model.json`` + ``arrays.npz``),
 ``assignments.parquet``, ``manifest.json`` (the input files with sizes and sha256) and, for
 bag-of-words data, ``vocab.txt``. It is written under a temp name and renamed into place; an
-existing folder is replaced (``force``) only once the new one is complete.
+existing folder is replaced (``force``) only if it is a model folder
+(:func:`~bnpdist.ops.target.check_target`), and only once the new one is complete.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..data import load, scan, write_vocab
+from ..data import CorpusError, load, scan, write_vocab
 from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
 from .atomic import file_digest, new_dir, write_json
 from .manifest import NAME as MANIFEST, Entry, Manifest
+from .target import check_target
 
 
-def open_source(engine, source, *, vocab_size=None, n_partitions=None):
+def open_source(engine, source, *, vocab_size=None, n_partitions=None, kind=None):
     """Scan and validate ``source`` before any work; return ``(DistData, corpus)``.
+
+    ``kind`` ("csr" / "dense", e.g. a fitted model's) is required of every file (None: detected).
 
     ``n_partitions`` reads the corpus into this process and splits it into that many row
     blocks (small data); otherwise each Parquet row group is one partition read by a worker.
     Raises :class:`~bnpdist.data.CorpusError` for bad input.
     """
-    corpus = scan(source, vocab_size=vocab_size)
+    corpus = scan(source, kind=kind, vocab_size=vocab_size)
     if n_partitions is None:
         return engine.partitions(corpus).validate(), corpus
-    X, _, corpus = load(source, vocab_size=vocab_size)
+    X, _, corpus = load(source, kind=kind, vocab_size=vocab_size)
     return engine.partitions(X, n_partitions=n_partitions).validate(), corpus
 
 
@@ -45,10 +49,9 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
 
     ``progress(iterable)`` wraps the snapshots (one per ADF round / EP pass).
     """
-    out = Path(out)
-    if out.exists() and not force:
-        raise FileExistsError(f"{out} exists (use --force to replace it)")
+    out = check_target(out, source, force=force)
     data, corpus = open_source(engine, source, vocab_size=vocab_size, n_partitions=n_partitions)
+    check_target(out, list(corpus.files), force=force)
     est.set_params(client=engine.client, n_partitions=None)
     snaps = est.iter_fit(data)
     for _ in (progress(snaps) if progress else snaps):
@@ -67,8 +70,10 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
 
 def predict_to_file(engine, est, source, out) -> Path:
     """Assignments of every row of ``source`` under the fitted ``est``, written to ``out``."""
-    width = est.obs_.n_features if est.obs_.block_kind == "csr" else None
-    data, corpus = open_source(engine, source, vocab_size=width)
+    kind, width = est.obs_.block_kind, est.obs_.n_features
+    data, corpus = open_source(engine, source, vocab_size=width if kind == "csr" else None, kind=kind)
+    if corpus.n_features != width:
+        raise CorpusError(f"{corpus.n_features} {kind} features; the model has {width}", corpus.files[0])
     est.set_params(client=engine.client, n_partitions=None)
     cluster, prob = assign(est, data)
     Path(out).absolute().parent.mkdir(parents=True, exist_ok=True)

@@ -3,11 +3,12 @@
 ``manifest.json`` = ``{"format_version": 1, "files": [{"path", "size", "sha256", "rows",
 "heldout"}...]}`` in the order the files were folded in. ``heldout`` is the mean log
 predictive per row of that file under the model *before* it was folded in (a prequential,
-genuinely held-out score), or null.
+genuinely held-out score), or null (also when it is not finite: the file is strict JSON).
 """
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,10 @@ class Entry:
     sha256: str
     rows: int = 0
     heldout: float | None = None
+
+    def __post_init__(self):
+        if self.heldout is not None and not math.isfinite(self.heldout):
+            object.__setattr__(self, "heldout", None)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import time
+import zipfile
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +36,30 @@ _VERSION = re.compile(r"^\d{8}T\d{12}Z$")
 
 class StoreBusy(RuntimeError):
     """Another process holds the store's lock."""
+
+
+class ModelError(ValueError):
+    """A model folder that cannot be read (missing, corrupt, or holding values a model cannot
+    have); the message names the file. Bad input: exit 2 in the CLI."""
+
+
+def model_folder(path) -> Path:
+    """``path`` itself, or the version ``latest`` names when ``path`` is a store root."""
+    path = Path(path)
+    if not (path / "model.json").exists() and (path / LATEST).is_symlink():
+        return path / LATEST
+    return path
+
+
+def load_model(path):
+    """``BNPMixture.load`` of a model folder or a store root (its ``latest``), every failure
+    raised as :class:`ModelError` naming the folder."""
+    from ..mixture import BNPMixture
+    folder = model_folder(path)
+    try:
+        return BNPMixture.load(folder)
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
+        raise ModelError(f"cannot load the model in {folder}: {e}") from e
 
 
 def _stamp() -> str:
@@ -64,12 +89,16 @@ class ModelStore:
         return Manifest() if cur is None else Manifest.read(cur)
 
     def load(self):
-        """``(BNPMixture or None, Manifest)`` of the latest version."""
-        from ..mixture import BNPMixture
+        """``(BNPMixture or None, Manifest)`` of the latest version (:class:`ModelError` if it
+        cannot be read)."""
         cur = self.current()
         if cur is None:
             return None, Manifest()
-        return BNPMixture.load(cur), Manifest.read(cur)
+        est = load_model(cur)
+        try:
+            return est, Manifest.read(cur)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ModelError(f"cannot read the manifest in {cur}: {e}") from e
 
     # --- writing -------------------------------------------------------------------------
     @contextmanager

@@ -30,7 +30,8 @@ def main():
                       job_script_prologue=[f"export NUMBA_CACHE_DIR={scratch}/numba-cache",
                                            "export OMP_NUM_THREADS=1"]) as cluster:
         cluster.scale(jobs=a.jobs)
-        cli.main([*args, "--scheduler", cluster.scheduler_address], prog_name="bnpdist")
+        wait = [] if "--worker-timeout" in args else ["--worker-timeout", "3600"]   # queued jobs
+        cli.main([*args, "--scheduler", cluster.scheduler_address, *wait], prog_name="bnpdist")
 
 
 if __name__ == "__main__":
