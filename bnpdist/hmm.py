@@ -15,10 +15,13 @@ from sklearn.utils.validation import check_is_fitted
 from .data.blocks import CSRBlock, as_block, concat_rows
 from .distributed import Engine, resolve_seed
 from .distributed.dataset import is_parquet_source
-from .distributed.discriminative import run_ihmm_partitioned
-from .distributed.variational import InProcess
+from .distributed.discriminative import _transition_counts, run_ihmm_partitioned
+from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
+from .distributed.variational import InProcess, gather
 from .hyper import search_hmm
 from .inputs import check_input, family_counts
+from .inference.ihmm import transitions
+from .inference.labels import remap_labels
 from .obs import Gaussian, Multinomial
 from .obs.base import DataSummary
 from .params import Estimator
@@ -100,20 +103,28 @@ class BNPHMM(Estimator):
     hyperparameters : "auto" chooses the emission prior's unset values and, with ``prior=None``,
         the start of γ by held-out log predictive on the rows (:func:`bnpdist.hyper.search_hmm`);
         "fixed" keeps the data-driven defaults
+    burn_in, thin, point_estimate : as :class:`~bnpdist.mixture.BNPMixture`: ``labels_`` is the
+        state partition (over all time steps) of least posterior expected variation of
+        information over the sweeps kept after ``burn_in`` (None: half of ``n_iter``), every
+        ``thin``-th; "last" keeps the last sampled state
 
     Attributes
     ----------
     labels_ : list of (T_s,) state sequences (states 0..K−1 by first appearance), or one (n,)
         array when fitted on a 2-D array
     n_states_ : K
-    transition_ : (K, K) posterior-mean transition matrix E[π_jk | z, β, α]
+    transition_ : (K, K) transition matrix: for the last state E[π_jk | z, β, α]; for a point
+        estimate ẑ the plug-in (N_jk + α β̂_k) / (N_j + α) with N ẑ's transition counts and
+        β̂ its state frequencies
+    n_samples_kept_, expected_vi_ : as :class:`~bnpdist.mixture.BNPMixture`
     prior_ : the HDP with its final α, γ;  obs_ : the resolved family
     stats_ : per-state sufficient statistics;  history_ : per-sweep dicts
     hyper_search_ : dict or None, the "auto" search (as ``BNPMixture.hyper_search_``)
     """
 
     def __init__(self, prior=None, obs=None, algorithm="gibbs", n_iter=100, w=1.0, warmup=10,
-                 random_state=None, client=None, hyperparameters="auto", n_partitions=1):
+                 random_state=None, client=None, hyperparameters="auto", n_partitions=1, burn_in=None,
+                 thin=1, point_estimate="vi"):
         self.prior = prior
         self.obs = obs
         self.algorithm = algorithm
@@ -124,6 +135,9 @@ class BNPHMM(Estimator):
         self.client = client
         self.hyperparameters = hyperparameters
         self.n_partitions = n_partitions
+        self.burn_in = burn_in
+        self.thin = thin
+        self.point_estimate = point_estimate
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -159,6 +173,8 @@ class BNPHMM(Estimator):
             raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
         if self.hyperparameters not in ("auto", "fixed"):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
+        n_iter = int(self.n_iter)
+        burn_in = resolve_burn_in(n_iter, self.burn_in, self.thin, self.point_estimate)
         seqs, listed = self._sequences(X, lengths, reset=True, obs=self.obs)
         lengths = [s.shape[0] for s in seqs]
         block = concat_rows(seqs)
@@ -169,21 +185,31 @@ class BNPHMM(Estimator):
         self.hyper_search_ = None
         if self.hyperparameters == "auto":
             family, prior, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, prior, self.seed_)
-        self.history_ = []
+        self.history_, kept = [], []
         engine = Engine(client=self.client) if self.client is not None else InProcess()
         try:
             for snap in run_ihmm_partitioned(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
-                                             w=float(self.w), warmup=int(self.warmup), n_iter=int(self.n_iter),
+                                             w=float(self.w), warmup=int(self.warmup), n_iter=n_iter,
                                              random_state=self.seed_, n_partitions=int(self.n_partitions)):
                 self.history_.append({k: snap[k] for k in ("step", "n_states", "seconds")})
+                step = snap["step"]
+                if self.point_estimate != "last" and step >= burn_in and on_lattice(step, burn_in, int(self.thin)):
+                    kept.append(snap["label_parts"]())
+            self.prior_, self.obs_ = snap["prior"], family
+            if self.point_estimate == "last":
+                labels, self.transition_ = snap["labels"], snap["transition"]
+                self.n_samples_kept_, self.expected_vi_ = 1, None
+            else:
+                est = point_estimate(engine, kept, method=self.point_estimate)
+                labels = remap_labels(np.concatenate(gather(engine, list(est.labels.futures))).astype(np.int64))[0]
+                self.transition_ = _plug_in_transitions(labels, lengths, est.n_clusters, self.prior_.alpha)
+                self.n_samples_kept_, self.expected_vi_ = est.n_samples, est.expected_vi
         finally:
             engine.close()
-        labels = np.asarray(snap["labels"], dtype=np.int64)
+        labels = np.asarray(labels, dtype=np.int64)
         self.labels_ = np.split(labels, np.cumsum(lengths)[:-1]) if listed else labels
-        self.n_states_ = int(snap["n_states"])
-        self.transition_ = snap["transition"]
-        self.prior_, self.obs_ = snap["prior"], family
-        self.stats_ = family.stats_hard(block, snap["labels"], self.n_states_)
+        self.n_states_ = int(labels.max()) + 1
+        self.stats_ = family.stats_hard(block, labels, self.n_states_)
         self._start = np.bincount(labels[np.cumsum([0] + lengths[:-1])], minlength=self.n_states_) + 1.0
         return self
 
@@ -197,6 +223,13 @@ class BNPHMM(Estimator):
         logs = np.log(self._start / self._start.sum())
         out = [viterbi(logs, logA, self.obs_.log_predictive(s, self.stats_)) for s in seqs]
         return out if listed else np.concatenate(out)
+
+
+def _plug_in_transitions(labels, lengths, K: int, alpha: float) -> np.ndarray:
+    """(N_jk + α β̂_k) / Σ_k (N_jk + α β̂_k), β̂ = the states' frequencies in ``labels``."""
+    N, N0 = _transition_counts(labels, np.asarray(lengths), K)
+    beta = np.bincount(labels, minlength=K) / len(labels)
+    return transitions(np.vstack([N, N0[None, :]]), beta, alpha, np.arange(K), np.arange(K))
 
 
 def viterbi(log_start: np.ndarray, log_A: np.ndarray, log_E: np.ndarray) -> np.ndarray:

@@ -1,16 +1,25 @@
-"""Clustering and sampler-quality metrics: NMI, pairwise F1, held-out log predictive, TVD."""
+"""Clustering and sampler-quality metrics: NMI, VI, pairwise F1, held-out log predictive, TVD."""
 from __future__ import annotations
 
 from typing import Mapping
 
 import numpy as np
-from sklearn.metrics import normalized_mutual_info_score
+from scipy.stats import entropy
+from sklearn.metrics import mutual_info_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
 
 def nmi(labels_true, labels_pred) -> float:
     """Normalized mutual information I(T; P) / ((H(T) + H(P)) / 2) (sklearn, arithmetic mean)."""
     return float(normalized_mutual_info_score(labels_true, labels_pred, average_method="arithmetic"))
+
+
+def variation_of_information(labels_a, labels_b) -> float:
+    """VI(a, b) = H(a) + H(b) − 2 I(a, b) in nats (Meilă 2007): a metric on partitions, 0 iff
+    they are equal; computed from the sparse contingency table (sklearn)."""
+    C = contingency_matrix(labels_a, labels_b, sparse=True)
+    h = entropy(np.asarray(C.sum(axis=1)).ravel()) + entropy(np.asarray(C.sum(axis=0)).ravel())
+    return max(float(h - 2.0 * mutual_info_score(None, None, contingency=C)), 0.0)
 
 
 def _pairs(x) -> int:

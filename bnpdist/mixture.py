@@ -13,7 +13,7 @@ import shutil
 import uuid
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -33,6 +33,8 @@ from .distributed.dataset import is_in_memory
 from .distributed.samplers import anneal_driver, gibbs_driver, subcluster_driver
 from .distributed.variational import InProcess, VariationalRun, gather, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
+from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
+from .inference.labels import remap_labels
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
 from .hyper import free_coordinates, search
@@ -67,6 +69,18 @@ class FitConfig:
     seed: int
     sample_hyperparameters: bool = False
     w: float = 1.0
+    burn_in: int = 0
+    thin: int = 1
+    snapshot_labels: bool = False
+
+    def kept(self, step: int) -> bool:
+        """Samplers: sweep ``step`` is a kept sample (after the burn-in, every ``thin``-th)."""
+        return step >= self.burn_in and on_lattice(step, self.burn_in, self.thin)
+
+    def labels_at(self, step: int) -> bool:
+        """Samplers: snapshot ``step`` carries its labels (``iter_fit`` only: the kept sweeps'
+        lattice, burn-in included; drivers add the last)."""
+        return self.snapshot_labels and on_lattice(step, self.burn_in, self.thin)
 
 
 def _nbytes(X) -> int:
@@ -91,6 +105,10 @@ def _add_moments(a, b):
 def _renumber(labels: np.ndarray, remap: np.ndarray) -> np.ndarray:
     """Labels through a merge stage's map from old to new cluster indices (−1: dropped)."""
     return np.where(labels >= 0, remap[np.maximum(labels, 0)], -1) if len(labels) else labels
+
+
+def _hard_stats(block, seed, labels, family, K: int):
+    return family.stats_hard(as_block(block), np.asarray(labels, dtype=np.int64), K)
 
 
 def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: bool):
@@ -160,6 +178,14 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         which chooses unset values before fitting
     w : prior variance of the per-cluster hyperplanes η_k ~ N(0, w·I) of the discriminative
         samplers "ddpm-svm" / "ddpm-lr" (seed 002); unused by the other algorithms
+    burn_in : samplers: sweeps discarded before the kept samples (None: half of ``n_iter``);
+        "anneal" anneals over them (at least one sweep), then runs random-scan Gibbs
+    thin : samplers: keep every ``thin``-th sweep after the burn-in; ``iter_fit`` snapshots
+        carry labels on the same lattice (burn-in included) and in the last sweep
+    point_estimate : samplers' ``labels_``: "vi" the partition of least posterior expected
+        variation of information over the kept samples, searched from the best kept sample by
+        cluster merges and row moves (Wade & Ghahramani 2018; :mod:`bnpdist.inference.point_estimate`);
+        "vi-draws" that best kept sample; "last" the last sampled state
     hyperparameters : "auto" chooses, before fitting, every hyperparameter left unset (``obs=None`` or a family
         parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per
         candidate on a subsample (:mod:`bnpdist.hyper`; ``partial_fit`` searches on its first
@@ -179,10 +205,14 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     ----------
     labels_ : (n,) cluster of each training row: the final E-step ``predict(X)`` for ADF/EP
         (clusters numbered so that the m holding training rows are 0..m−1; the others, with
-        only soft mass, follow), the last sampled state (labels 0..K−1) for the samplers
-    n_clusters_ : K, the number of instantiated clusters
+        only soft mass, follow), the posterior point estimate (``point_estimate``; labels
+        0..K−1) for the samplers
+    n_clusters_ : K, the number of instantiated clusters (samplers: of ``labels_``)
     weights_ : (K,) NRM weights max(n_k − σ, 0), normalised over the existing clusters
-    stats_ : SuffStats, the soft statistics of the K clusters
+    stats_ : SuffStats, the soft statistics of the K clusters (samplers: of ``labels_``)
+    n_samples_kept_ : samplers: kept samples summarised by ``labels_``
+    expected_vi_ : samplers: (1/S) Σ_s VI(labels_, sample s) over the kept samples, nats (None
+        for ``point_estimate="last"``)
     ek_ : (K,) probability that each cluster exists (E[K] = Σ ek_)
     prior_, obs_ : the prior and the resolved observation family
     U_ : Û, the plug-in auxiliary variable (0 for the DP)
@@ -201,8 +231,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def __init__(self, prior=None, obs=None, algorithm="adf", n_iter=20, epsilon=None,
                  merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
-                 random_state=0, sample_hyperparameters=False, w=1.0, hyperparameters="auto", client=None,
-                 scheduler=None, verbose=False):
+                 random_state=0, sample_hyperparameters=False, w=1.0, burn_in=None, thin=1,
+                 point_estimate="vi", hyperparameters="auto", client=None, scheduler=None, verbose=False):
         self.prior = prior
         self.obs = obs
         self.algorithm = algorithm
@@ -215,6 +245,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self.random_state = random_state
         self.sample_hyperparameters = sample_hyperparameters
         self.w = w
+        self.burn_in = burn_in
+        self.thin = thin
+        self.point_estimate = point_estimate
         self.hyperparameters = hyperparameters
         self.client = client
         self.scheduler = scheduler
@@ -245,10 +278,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             raise ValueError(f"sample_hyperparameters must be True or False, got {self.sample_hyperparameters!r}")
         if self.hyperparameters not in ("auto", "fixed"):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
+        burn_in = resolve_burn_in(int(self.n_iter), self.burn_in, self.thin, self.point_estimate)
         thr = None if self.merge_threshold is None else float(self.merge_threshold)
         return FitConfig(int(self.n_iter), eps, thr, float(self.tol),
                          None if self.batch_size is None else int(self.batch_size), seed,
-                         bool(self.sample_hyperparameters), float(self.w))
+                         bool(self.sample_hyperparameters), float(self.w), burn_in, int(self.thin))
 
     @contextmanager
     def _engine(self, X):
@@ -310,20 +344,27 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         return tuple(str(v) for v in names) if names is not None and data.kind == "csr" else None
 
     def iter_fit(self, X) -> Iterator[Snapshot]:
-        """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass."""
+        """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass / sampler sweep
+        (samplers' snapshots carry labels every ``thin``-th sweep and in the last)."""
+        return self._fit_snapshots(X, snapshot_labels=True)
+
+    def _fit_snapshots(self, X, snapshot_labels: bool) -> Iterator[Snapshot]:
         X = self._input(X, fitted=False)
         prior = self._given_prior()
-        config = self._config(prior, resolve_seed(self.random_state))
+        config = replace(self._config(prior, resolve_seed(self.random_state)), snapshot_labels=snapshot_labels)
         self.seed_ = config.seed
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
             prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
             self.vocabulary_ = self._vocabulary(data)
             self.history_ = []
-            snap, adf_rounds, passes = None, 0, 0
+            snap, adf_rounds, passes, kept = None, 0, 0, []
+            sampler = self.algorithm in SAMPLERS
             for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, None):
                 self._absorb(snap, snap.info.get("family", family), snap.prior or prior)
                 adf_rounds, passes = adf_rounds + ("round" in snap.info), passes + ("round" not in snap.info)
+                if sampler and self.point_estimate != "last" and config.kept(snap.step):
+                    kept.append(snap.label_parts())
                 yield snap
             self.n_iter_ = passes + (adf_rounds > 0)
             self.converged_ = True if self.algorithm == "adf" else None
@@ -332,8 +373,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 if config.tol > 0 and not self.converged_:
                     warnings.warn(f"EP did not reach tol={config.tol} in n_iter={config.n_iter} passes",
                                   ConvergenceWarning, stacklevel=2)
-            if self.algorithm in SAMPLERS:
-                self.labels_ = np.asarray(snap.labels)    # the last sampled state
+            if sampler:
+                self._summarise(engine, data, kept, snap)
             else:
                 self.labels_ = self._used_first(self._score(engine, data)[0])
 
@@ -355,9 +396,21 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         partition laws count rows, so a row of weight 2 is not two rows under any algorithm
         here (scikit-learn's meaning of a weight); repeat rows for integer weights.
         """
-        for _ in self.iter_fit(X):
+        for _ in self._fit_snapshots(X, snapshot_labels=False):
             pass
         return self
+
+    def _summarise(self, engine, data, kept: list, last: Snapshot) -> None:
+        """Samplers: ``labels_`` and ``stats_`` of the point estimate over the kept samples."""
+        if self.point_estimate == "last":
+            self.labels_, self.n_samples_kept_, self.expected_vi_ = np.asarray(last.labels), 1, None
+            return
+        est = point_estimate(engine, kept, method=self.point_estimate)
+        labels, old = remap_labels(np.concatenate(gather(engine, list(est.labels.futures))).astype(np.int64))
+        stats = engine.reduce(engine.map(_hard_stats, data, est.labels, self.obs_, est.n_clusters,
+                                         key="pe-stats"))
+        self.labels_, self.stats_, self.ek_ = labels, stats.take(old), np.ones(len(old))
+        self.n_samples_kept_, self.expected_vi_ = est.n_samples, est.expected_vi
 
     def fit_predict(self, X, y=None) -> np.ndarray:
         return self.fit(X).labels_
@@ -469,8 +522,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     # --- persistence ---------------------------------------------------------------------
     _PARAMS = ("algorithm", "n_iter", "epsilon", "merge_threshold", "tol", "batch_size",
-               "n_partitions", "random_state", "sample_hyperparameters", "w", "hyperparameters",
-               "verbose")
+               "n_partitions", "random_state", "sample_hyperparameters", "w", "burn_in", "thin",
+               "point_estimate", "hyperparameters", "verbose")
 
     def save(self, path, overwrite: bool = False) -> None:
         """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle) [+ ``vocab.txt``], atomically.

@@ -110,6 +110,22 @@ def test_bnphmm_fit_predict(algorithm):
     assert BNPHMM(algorithm=algorithm).get_params()["algorithm"] == algorithm
 
 
+def test_bnphmm_point_estimate_summarises_the_kept_sweeps():
+    """labels_ is the least-expected-VI state partition over the kept sweeps (never worse than
+    the last sweep's), stats_ and transition_ are those of labels_."""
+    from bnpdist.metrics import variation_of_information
+    seqs, _ = make_hmm()
+    kw = dict(n_iter=20, burn_in=10, random_state=0, hyperparameters="fixed")
+    last = BNPHMM(point_estimate="last", **kw).fit(seqs)
+    est = BNPHMM(**kw).fit(seqs)
+    assert est.n_samples_kept_ == 10 and last.expected_vi_ is None
+    z = np.concatenate(est.labels_)
+    assert set(z) == set(range(est.n_states_))
+    np.testing.assert_allclose(est.stats_.n, np.bincount(z))
+    np.testing.assert_allclose(est.transition_.sum(1), 1.0)
+    assert variation_of_information(z, np.concatenate(last.labels_)) < 0.5
+
+
 def test_viterbi_against_brute_force():
     rng = np.random.default_rng(1)
     ls, lA, lE = np.log(rng.dirichlet(np.ones(3))), np.log(rng.dirichlet(np.ones(3), 3)), rng.normal(size=(4, 3))

@@ -14,14 +14,36 @@ def _blobs(rng):
 
 
 @pytest.mark.parametrize("algorithm", ["gibbs", "anneal"])
-def test_sampler_labels_are_the_last_state(algorithm, rng):
+def test_sampler_last_state_on_request(algorithm, rng):
     X, y = _blobs(rng)
     obs = Gaussian(mu0=np.zeros(2), kappa0=0.01, nu0=4.0, Lambda0=0.1 * np.eye(2))
-    est = BNPMixture(prior=DP(1.0), obs=obs, algorithm=algorithm, n_iter=30, random_state=3)
+    est = BNPMixture(prior=DP(1.0), obs=obs, algorithm=algorithm, n_iter=30, random_state=3,
+                     point_estimate="last")
     snaps = list(est.iter_fit(X))
     assert len(snaps) == 30
     np.testing.assert_array_equal(est.labels_, snaps[-1].labels)
     assert set(est.labels_) == set(range(est.n_clusters_))
+    assert nmi(y, est.labels_) > 0.9
+
+
+@pytest.mark.parametrize("algorithm", ["gibbs", "anneal", "subcluster", "ddpm-svm"])
+def test_sampler_labels_are_the_point_estimate(algorithm, rng):
+    """labels_, stats_ and n_clusters_ describe the point estimate over the kept samples, whose
+    expected VI is at most that of the best kept sample and of the last one."""
+    from bnpdist.metrics import variation_of_information
+    X, y = _blobs(rng)
+    obs = Gaussian(mu0=np.zeros(2), kappa0=0.01, nu0=4.0, Lambda0=0.1 * np.eye(2))
+    est = BNPMixture(prior=DP(1.0), obs=obs, algorithm=algorithm, n_iter=24, burn_in=8, thin=2,
+                     random_state=3, hyperparameters="fixed")
+    snaps = list(est.iter_fit(X))
+    kept = [s.labels for s in snaps if s.step >= 8 and (s.step - 7) % 2 == 0]
+    assert est.n_samples_kept_ == len(kept) == 8
+    assert [s.step for s in snaps if s.labels is not None] == list(range(1, 24, 2))
+    assert set(est.labels_) == set(range(est.n_clusters_))
+    np.testing.assert_allclose(est.stats_.n, np.bincount(est.labels_))
+    evi = [np.mean([variation_of_information(c, s) for s in kept]) for c in [est.labels_] + kept]
+    assert evi[0] == pytest.approx(est.expected_vi_, abs=1e-9)
+    assert evi[0] <= min(evi[1:]) + 1e-12
     assert nmi(y, est.labels_) > 0.9
 
 
@@ -47,6 +69,10 @@ def test_sampler_refuses_partial_state_and_bad_hyper(rng):
         BNPMixture(algorithm="gibbs", sample_hyperparameters="sample").fit(X)
     with pytest.raises(ValueError, match="unknown algorithm"):
         BNPMixture(algorithm="nope").fit(X)
+    for bad, match in [({"burn_in": 5}, "burn_in"), ({"burn_in": -1}, "burn_in"), ({"thin": 0}, "thin"),
+                       ({"point_estimate": "map"}, "point_estimate")]:
+        with pytest.raises(ValueError, match=match):
+            BNPMixture(algorithm="gibbs", n_iter=5, **bad).fit(X)
 
 
 @pytest.mark.parametrize("algorithm", ["ddpm-svm", "ddpm-lr"])

@@ -63,7 +63,7 @@ from ..inference.gibbs import (
 from ..inference.ihmm import HMMState, hdp_step, neighbours, restaurants, transitions
 from ..inference.labels import remap_labels
 from ..inference.merge import Gain, match_new, regroup
-from ..inference.snapshot import Snapshot
+from ..inference.snapshot import Snapshot, wants_labels
 from ..priors import DP, HDP
 from .dataset import DistData
 from .seeds import resolve_seed
@@ -244,13 +244,15 @@ def _project_fit(engine, data: DistData, max_dim: int):
 def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w: float = 1.0,
                          n_iter: int, warmup: int = WARMUP, random_state=None, max_dim: int = MAX_DIM,
                          Phi: np.ndarray | None = None, merge: bool = True,
-                         labels_every: bool = False) -> Iterator[Snapshot]:
+                         labels_every=False) -> Iterator[Snapshot]:
     """DDPM-S / DDPM-L with z per partition (module docstring); one :class:`Snapshot` per sweep.
 
     Parameters as :func:`~bnpdist.inference.ddpm.run_ddpm`; ``data`` the partitioned rows
     (one partition: exactly ``run_ddpm``'s chain); ``merge``: match the clusters partitions
     open in one sweep (else they stay apart and later sweeps absorb duplicates);
-    ``labels_every``: gather the labels into every snapshot (else only into the last).
+    ``labels_every``: gather the labels into every snapshot (True), only the last (False) or
+    the steps a predicate ``labels_every(step)`` picks (and the last); ``label_parts`` of every
+    snapshot leaves them on the workers.
     Snapshot ``info``: n_clusters, n, EK, ek, alpha, seconds, discriminative, matched (new
     clusters merged by the merge stage).
     """
@@ -280,16 +282,21 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
         res = engine.map(_sweep_task, data, eta_step.phi, labels, glob, seed=seed, pass_id=sweep, key="ddpm-z")
         stats, counts, H, maps, matched = _reduce(engine, data, res, family, prior, stats, counts, H, merge)
         prior = prior.resample(rng, n, int(np.count_nonzero(counts)))
-        last = sweep == int(n_iter) - 1
         yield _snapshot(engine, data, res, maps, family, prior, stats, counts, sweep, n,
-                        labels_every or last, seconds=time.perf_counter() - tic, alpha=prior.alpha,
+                        wants_labels(labels_every, sweep, sweep == int(n_iter) - 1),
+                        seconds=time.perf_counter() - tic, alpha=prior.alpha,
                         discriminative=disc, matched=matched)
 
 
 def _labels(engine, data, res, maps) -> DistData:
-    """The partitions' current labels (task results on the workers) as a DistData."""
+    """The partitions' current labels (task results on the workers, global slots) as a DistData."""
     return _per_partition(engine, data, engine.map(_current, _per_partition(engine, data, res),
                                                    _per_partition(engine, data, maps), key="ddpm-labels"))
+
+
+def _gathered(engine, parts: DistData) -> np.ndarray:
+    """Labels gathered to the driver, remapped to 0..K−1: ``(labels, old slots)``."""
+    return remap_labels(np.concatenate(gather(engine, list(parts.futures))).astype(np.int64))
 
 
 def _reduce(engine, data, res, family, prior, stats, counts, R, merge, extra=False):
@@ -304,14 +311,17 @@ def _reduce(engine, data, res, family, prior, stats, counts, R, merge, extra=Fal
 def _snapshot(engine, data, res, maps, family, prior, stats, counts, step, n, with_labels, **info):
     live = np.flatnonzero(counts > 0)
     labels = None
+
+    def parts(res=res, maps=maps):
+        return _labels(engine, data, res, maps)
     if with_labels:
-        labels, live = remap_labels(np.concatenate(gather(engine, list(_labels(engine, data, res, maps).futures))))
+        labels, live = _gathered(engine, parts())
     st = stats.take(live)
     objective = log_partition_joint(prior, counts[live], 0.0) + float(np.sum(family.log_marginal(st)))
     K = len(live)
     return Snapshot(step=step, stats=st, prior=prior, U=0.0, labels=labels, objective=objective,
-                    rows_seen=(step + 1) * n, info={"n_clusters": K, "EK": float(K), "ek": np.ones(K),
-                                                    "n": n, "family": family, **info})
+                    rows_seen=(step + 1) * n, label_parts=parts,
+                    info={"n_clusters": K, "EK": float(K), "ek": np.ones(K), "n": n, "family": family, **info})
 
 
 def ddpm_driver(loss: str):
@@ -323,7 +333,8 @@ def ddpm_driver(loss: str):
     def driver(engine, data, family, prior, config, state=None):
         yield from run_ddpm_partitioned(engine, data, family, prior, loss=loss, w=getattr(config, "w", 1.0),
                                         warmup=getattr(config, "warmup", WARMUP), n_iter=config.n_iter,
-                                        random_state=config.seed)
+                                        random_state=config.seed,
+                                        labels_every=getattr(config, "labels_at", False))
     driver.__name__ = f"run_ddpm_{loss}"
     return driver
 
@@ -396,14 +407,15 @@ def _assemble(trans, maps, K):
 def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: str | None = None,
                          w: float = 1.0, n_iter: int, warmup: int = WARMUP, random_state=None,
                          n_partitions: int = 1, max_dim: int = MAX_DIM, Phi=None, merge: bool = True,
-                         labels_every: bool = False) -> Iterator[dict]:
+                         labels_every=False) -> Iterator[dict]:
     """iHMM / DIH-S / DIH-L with z sampled per partition of whole sequences (module docstring:
     the partitions see the other partitions' transition counts n_jk and emission statistics
     frozen at the sweep start; the driver sums the changes, reconciles new states, then draws
     m ~ CRT, β, α, γ as :func:`~bnpdist.inference.ihmm.run_ihmm`, whose chain one partition
     reproduces bit for bit).  The merge gain uses the DP(γ) urn over states.  Yields the dicts
-    of ``run_ihmm`` (``labels`` and ``transition`` only with ``labels_every`` or at the end)
-    plus ``matched``.
+    of ``run_ihmm`` (``labels`` and ``transition`` only where ``labels_every`` asks, as for
+    :func:`run_ddpm_partitioned`, and at the end) plus ``matched`` and ``label_parts`` (the
+    sweep's labels left on the partitions, a function of no arguments).
     """
     block = as_block(block)
     n = n_rows(block)
@@ -448,10 +460,12 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
         b, bu, prior = hdp_step(rng, prior, rest, R[live, -1])
         R[:, -1] = 0.0
         R[live, -1] = b
+        def parts(res=res, maps=maps):
+            return _labels(engine, data, res, maps)
         out = {"step": sweep, "n_states": len(live), "prior": prior, "discriminative": disc,
-               "matched": matched, "labels": None, "transition": None}
-        if labels_every or sweep == int(n_iter) - 1:
-            out["labels"], slots = remap_labels(np.concatenate(gather(engine, list(_labels(engine, data, res, maps).futures))))
+               "matched": matched, "labels": None, "transition": None, "label_parts": parts}
+        if wants_labels(labels_every, sweep, sweep == int(n_iter) - 1):
+            out["labels"], slots = _gathered(engine, parts())
             out["transition"] = transitions(rest, R[live, -1], prior.alpha, live, slots)
         out["seconds"] = time.perf_counter() - tic
         yield out

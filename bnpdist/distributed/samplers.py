@@ -8,15 +8,30 @@ partitions (Chang & Fisher 2013).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from itertools import pairwise
+
 from ..data.blocks import concat_rows
 from ..inference.anneal import run_anneal
 from ..inference.gibbs import run_gibbs
+from ..inference.snapshot import wants_labels
 from .subcluster import run_subcluster
-from .variational import gather
+from .variational import _per_partition, gather
 
 
 def _one_block(engine, data):
     return concat_rows(gather(engine, list(data.futures)))
+
+
+def _on_partitions(snaps, engine, data, config):
+    """Snapshots of a sampler run on the gathered block: labels kept where ``config.labels_at``
+    asks (and in the last), ``label_parts`` cut along the data's partitions."""
+    off = data.offsets
+    for snap in snaps:
+        def parts(labels=snap.labels):
+            return _per_partition(engine, data, [labels[a:b] for a, b in pairwise(off)])
+        show = wants_labels(config.labels_at, snap.step, snap.step == config.n_iter - 1)
+        yield replace(snap, labels=snap.labels if show else None, label_parts=parts)
 
 
 def _no_state(name, state):
@@ -30,17 +45,19 @@ def _hyper(config) -> str:
 
 
 def gibbs_driver(engine, data, family, prior, config, state=None):
-    """Collapsed Gibbs (systematic scan), one Snapshot per sweep; DESIGN §5."""
+    """Collapsed Gibbs (systematic scan), one Snapshot per sweep."""
     _no_state("gibbs", state)
-    yield from run_gibbs(_one_block(engine, data), family, prior, n_iter=config.n_iter,
-                         random_state=config.seed, hyper=_hyper(config))
+    yield from _on_partitions(run_gibbs(_one_block(engine, data), family, prior, n_iter=config.n_iter,
+                                        random_state=config.seed, hyper=_hyper(config)), engine, data, config)
 
 
 def anneal_driver(engine, data, family, prior, config, state=None):
-    """Anneal Subsample (seed 001, linear schedule), one Snapshot per N assignments."""
+    """Anneal Subsample (seed 001, linear schedule) over the burn-in (at least one sweep), then
+    random-scan Gibbs on all rows; one Snapshot per N assignments."""
     _no_state("anneal", state)
-    yield from run_anneal(_one_block(engine, data), family, prior, n_iter=config.n_iter,
-                          strategy="anneal", random_state=config.seed, hyper=_hyper(config))
+    yield from _on_partitions(run_anneal(_one_block(engine, data), family, prior, n_iter=config.n_iter,
+                                         anneal_sweeps=max(config.burn_in, 1), strategy="anneal",
+                                         random_state=config.seed, hyper=_hyper(config)), engine, data, config)
 
 
 def subcluster_driver(engine, data, family, prior, config, state=None):
@@ -48,4 +65,5 @@ def subcluster_driver(engine, data, family, prior, config, state=None):
     half of the iterations are the warm-up kernel (``info["exact"]`` is False there)."""
     _no_state("subcluster", state)
     yield from run_subcluster(engine, data, family, prior, n_iter=config.n_iter,
-                              random_state=config.seed, warmup=config.n_iter // 2)
+                              random_state=config.seed, warmup=config.n_iter // 2,
+                              labels_every=config.labels_at)

@@ -33,7 +33,6 @@ run therefore depends on the seed and the partitioning only, not on the number o
 """
 from __future__ import annotations
 
-import operator
 import time
 from typing import Iterator
 
@@ -44,12 +43,13 @@ from ..data.blocks import n_rows, take_rows
 from ..inference import subcluster as sc
 from ..inference.gibbs import CollapsedState, log_partition_joint
 from ..inference.labels import remap_labels
-from ..inference.snapshot import Snapshot
+from ..inference.snapshot import Snapshot, wants_labels
 from ..kernels.subcluster import draw_rows, unit_logq
 from ..obs import Gaussian
 from ..obs.draws import cluster_loglik, loglik, sample_params, side_loglik, side_params
 from .dataset import DistData
 from .seeds import resolve_seed
+from .variational import gather
 
 #: spawn key of the driver's random stream (partition streams use (pass, partition))
 DRIVER_KEY = (2**32 - 1,)
@@ -168,10 +168,16 @@ def _summaries(engine, results: list) -> list:
     return engine.client.submit(_summary_list, *results, key=key).result()
 
 
-def _labels(engine, results: list, relabel: np.ndarray, fixes: list) -> np.ndarray:
-    states = ([r[0] for r in results] if not hasattr(engine, "client") else
-              engine.client.gather([engine.client.submit(operator.itemgetter(0), f) for f in results]))
-    return np.concatenate([relabel[_prev_labels((s,), f)] for s, f in zip(states, fixes)])
+def _global_task(result, seed, fix, relabel):
+    """A partition's labels as global cluster ids (int32: kept samples stay small)."""
+    return relabel[_prev_labels((result[0],), fix)].astype(np.int32)
+
+
+def _label_parts(engine, data, results: list, relabel: np.ndarray, fixes: list) -> DistData:
+    """The partitions' labels in global cluster ids, left on the workers."""
+    return _per_partition(engine, data, engine.map(_global_task, _per_partition(engine, data, results),
+                                                   _per_partition(engine, data, fixes), relabel,
+                                                   key="sc-labels"))
 
 
 def _total(parts: list):
@@ -184,7 +190,7 @@ def _total(parts: list):
 # --- driver ----------------------------------------------------------------------------------
 def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=None,
                    init_labels=None, launch_scans: int = 1, warmup: int = 0,
-                   labels_every: bool = False) -> Iterator[Snapshot]:
+                   labels_every=False) -> Iterator[Snapshot]:
     """Run the exact sub-cluster sampler; yield one :class:`Snapshot` per iteration.
 
     Parameters
@@ -200,10 +206,12 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         ≥ 0 is exact; each costs a pass over the data)
     warmup : first iterations run the (inexact) warm-up kernel, see
         :mod:`bnpdist.inference.subcluster`; ``Snapshot.info["exact"]`` tells which
-    labels_every : labels in every snapshot (else only in the last one)
+    labels_every : gather the labels into every snapshot (True), only the last (False), or the
+        snapshots of the steps a predicate ``labels_every(step)`` picks (and the last)
 
-    Snapshots carry the statistics, prior, U, the labels remapped to 0..K−1 by first
-    appearance, and ``objective`` = log p(x, z) (DP) or log p(x, z, U) (NGGP).
+    Snapshots carry the statistics, prior, U, the labels (where gathered) remapped to 0..K−1 by
+    first appearance, ``label_parts`` (the labels left on the workers) and ``objective`` =
+    log p(x, z) (DP) or log p(x, z, U) (NGGP).
     """
     if int(n_iter) < 1 or int(launch_scans) < 0:
         raise ValueError("n_iter must be >= 1 and launch_scans >= 0")
@@ -298,19 +306,21 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         relabel = relabel if exact else relabel[keep]
         single = np.array([len(m) == 1 for m in units])
         n_split, n_merge = int(np.sum(accepted & single)), int(np.sum(accepted & ~single))
-        last = it == int(n_iter) - 1
-        yield _snapshot(engine, results, relabel, fixes, stats, prior, U, family, it, n,
-                        labels_every or last, seconds=time.perf_counter() - tic, exact=exact,
+        def parts(results=results, relabel=relabel, fixes=fixes):
+            return _label_parts(engine, data, results, relabel, fixes)
+        yield _snapshot(engine, parts, stats, prior, U, family, it, n,
+                        wants_labels(labels_every, it, it == int(n_iter) - 1),
+                        seconds=time.perf_counter() - tic, exact=exact,
                         accepted_blocks=n_blocks, splits=n_split, merges=n_merge)
 
 
-def _snapshot(engine, results, relabel, fixes, stats, prior, U, family, step, n, with_labels, **info):
+def _snapshot(engine, parts, stats, prior, U, family, step, n, with_labels, **info):
     objective = log_partition_joint(prior, stats.n, U) + float(np.sum(family.log_marginal(stats)))
     labels = None
     if with_labels:
-        labels, old = remap_labels(_labels(engine, results, relabel, fixes))
+        labels, old = remap_labels(np.concatenate(gather(engine, list(parts().futures))).astype(np.int64))
         stats = stats.take(old)
     K = stats.K
     return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,
-                    objective=objective, rows_seen=n,
+                    objective=objective, rows_seen=n, label_parts=parts,
                     info={"n_clusters": K, "EK": float(K), "ek": np.ones(K), "n": n, **info})

@@ -13,6 +13,8 @@ assignments and yields a :class:`Snapshot` every N of them (rows outside S have 
 * ``"anneal"``: from empty, N phases of one growth step (a random unassigned row joins S) and
   T−1 churn steps at fixed |S|: |S| grows linearly, β(t) ≈ t/(TN), and the last phase is
   random-scan Gibbs on all rows, so the final state tends to the exact posterior as T grows.
+  With ``anneal_sweeps`` T_a < T the schedule runs over the first T_a·N steps and the rest are
+  random-scan Gibbs on all rows (``BNPMixture`` anneals over the burn-in and keeps the rest).
 
 Seed 001 writes T churn steps per phase; T−1 keeps the strategies at exactly the same cost.
 """
@@ -30,11 +32,14 @@ STRATEGIES = ("prior+gibbs", "sequential+gibbs", "anneal")
 
 
 def run_anneal(block, family, prior, *, n_iter: int, strategy: str = "anneal",
-               random_state=None, hyper: str = "fixed") -> Iterator[Snapshot]:
+               random_state=None, hyper: str = "fixed", anneal_sweeps: int | None = None
+               ) -> Iterator[Snapshot]:
     """One of :data:`STRATEGIES` on one in-memory block; one Snapshot per N assignments.
 
-    Parameters are those of :func:`bnpdist.inference.gibbs.run_gibbs`; ``n_iter`` = T is the
-    cost in sweeps (N assignments each).  ``Snapshot.info["subsample"]`` is |S|.
+    Parameters are those of :func:`bnpdist.inference.gibbs.run_gibbs`; ``n_iter`` is the cost
+    in sweeps (N assignments each).  ``"anneal"`` anneals over T = ``anneal_sweeps`` of them
+    (default: all), then continues with random-scan Gibbs on all rows (the churn step with
+    S = all rows).  ``Snapshot.info["subsample"]`` is |S|.
     """
     block = as_block(block)
     rng = np.random.default_rng(random_state)
@@ -42,6 +47,9 @@ def run_anneal(block, family, prior, *, n_iter: int, strategy: str = "anneal",
     if int(n_iter) < 0:
         raise ValueError(f"n_iter must be >= 0, got {n_iter}")
     n, T = n_rows(block), int(n_iter)
+    Ta = T if anneal_sweeps is None else int(anneal_sweeps)
+    if anneal_sweeps is not None and not 1 <= Ta <= T:
+        raise ValueError(f"anneal_sweeps must be in 1..n_iter, got {anneal_sweeps}")
     if strategy == "prior+gibbs":
         state, prior, U = initial_state(block, family, prior, rng, None, "prior", sample_hyper)
 
@@ -52,7 +60,7 @@ def run_anneal(block, family, prior, *, n_iter: int, strategy: str = "anneal",
         U = initial_u(rng, prior, state)
 
         def grow(t):
-            return t < n if strategy == "sequential+gibbs" else t % T == 0
+            return t < n if strategy == "sequential+gibbs" else (t % Ta == 0) & (t < Ta * n)
     else:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     steps = drive(state, prior, U, subsample_steps(state, grow), T * n, every=n,

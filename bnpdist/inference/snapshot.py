@@ -1,6 +1,7 @@
 """What every inference driver yields once per sweep / pass / batch."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +20,14 @@ class Snapshot:
     stats : per-cluster sufficient statistics (K clusters, soft for ADF/EP)
     prior : the allocation prior with its current hyperparameters
     U : current auxiliary variable (Û for ADF/EP, a sample for Gibbs; 0 for the DP)
-    labels : hard labels of the rows seen so far in input order (samplers), or None
+    labels : hard labels of the rows seen so far in input order (samplers, in the sweeps their
+        driver was asked to gather, see :func:`wants_labels`), or None
     objective : log joint (samplers) or a variational objective, or None
     rows_seen : rows processed so far
     info : anything algorithm-specific (acceptance rates, timings, EK, ...)
+    label_parts : samplers: a function of no arguments returning this sweep's labels as they lie
+        on the partitions (a DistData of per-partition integer arrays, cluster ids global across
+        partitions but not 0..K−1), without gathering them; valid while the fit runs
     """
 
     step: int
@@ -33,8 +38,15 @@ class Snapshot:
     objective: float | None = None
     rows_seen: int = 0
     info: dict = field(default_factory=dict)
+    label_parts: Callable[[], Any] | None = field(default=None, repr=False)
 
     @property
     def n_clusters(self) -> int:
         return int(np.count_nonzero(self.stats.n > 0.5)) if self.labels is None \
             else int(len(np.unique(self.labels[self.labels >= 0])))
+
+
+def wants_labels(labels_every, step: int, last: bool) -> bool:
+    """Whether a sampler gathers sweep ``step``'s labels into its snapshot: always the last;
+    ``labels_every`` True (every sweep), False (the last only) or a predicate of the step."""
+    return last or (labels_every(step) if callable(labels_every) else bool(labels_every))
