@@ -330,6 +330,9 @@ def _store_options(f):
                      help="Model versions to keep (older ones are deleted)."),
         click.option("--vocab-size", type=int, default=None, show_default="the model's, else vocab.txt",
                      help="Vocabulary size of bag-of-words inputs."),
+        click.option("--settle", type=click.FloatRange(min=0), default=5.0, show_default=True,
+                     help="Seconds a new file's size and mtime must stay unchanged before it is "
+                          "read (producers that write in place); 0 for write-then-rename producers."),
     ]):
         f = o(f)
     return f
@@ -344,7 +347,7 @@ def _store_options(f):
 @click.option("--poll", type=float, default=10.0, show_default=True, help="Seconds between polls.")
 @model_options
 @cluster_options
-def stream(watch, model, keep, vocab_size, once, poll, **kw):
+def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
     """Fold each new Parquet file into the model by ADF, exactly once.
 
     After each file the model and the manifest of consumed files (path, size, sha256) are
@@ -358,8 +361,11 @@ def stream(watch, model, keep, vocab_size, once, poll, **kw):
     _build(spec)
     with _engine(kw) as engine:
         res = run_stream(ModelStore(model), engine, watch, spec.build, once=once, poll=poll,
-                         keep=keep, vocab_size=vocab_size, progress=progress("stream", "file"))
-    click.echo(f"consumed {len(res.consumed)} file(s), quarantined {len(res.quarantined)}")
+                         keep=keep, vocab_size=vocab_size, settle=settle,
+                         progress=progress("stream", "file"))
+    click.echo(f"consumed {len(res.consumed)} file(s), quarantined {len(res.quarantined)}, "
+               f"skipped {len(res.duplicates)} already applied under another path"
+               + (f", {len(res.waiting)} still being written" if res.waiting else ""))
 
 
 @cli.command(context_settings=CONTEXT)
@@ -372,7 +378,7 @@ def stream(watch, model, keep, vocab_size, once, poll, **kw):
               help="EP over the last N consumed files only.")
 @model_options
 @cluster_options
-def recluster(model, keep, vocab_size, new, ep_passes, window, **kw):
+def recluster(model, keep, vocab_size, settle, new, ep_passes, window, **kw):
     """Nightly job: fold new files into MODEL/latest, refine by EP, publish a new version.
 
     Writes MODEL/<timestamp>/ (model + manifest) and then switches MODEL/latest atomically.
@@ -385,7 +391,7 @@ def recluster(model, keep, vocab_size, new, ep_passes, window, **kw):
     _build(spec)
     with _engine(kw) as engine:
         res = run(ModelStore(model), engine, new, spec.build, ep_passes=ep_passes, window=window,
-                  keep=keep, vocab_size=vocab_size, progress=progress("EP", "pass"))
+                  keep=keep, vocab_size=vocab_size, settle=settle, progress=progress("EP", "pass"))
     if res.version is None:
         click.echo("nothing new: latest unchanged")
     else:

@@ -14,7 +14,7 @@ from bnpdist.data.synthetic import make_bars
 from bnpdist.mixture import BNPMixture
 from bnpdist.ops import ModelStore
 
-FLAGS = ["--n-workers", "1", "--seed", "3"]
+FLAGS = ["--n-workers", "1", "--seed", "3", "--settle", "0"]
 
 
 @pytest.fixture(scope="module")

@@ -86,8 +86,8 @@ def test_force_refuses_the_input_and_folders_around_it(bars_folder, tmp_path):
 
 def test_force_refuses_a_store_latest_and_its_versions(bars_folder, tmp_path):
     store = tmp_path / "models"
-    res = invoke("recluster", "--model", store, "--new", bars_folder, "--ep-passes", "1", "--n-workers", "1",
-                 "--hyperparameters", "fixed")
+    res = invoke("recluster", "--model", store, "--new", bars_folder, "--ep-passes", "1", "--settle", "0",
+                 "--n-workers", "1", "--hyperparameters", "fixed")
     assert res.exit_code == 0, res.output
     version = os.readlink(store / "latest")
     for out in (store / "latest", store / version, store):
@@ -227,7 +227,7 @@ def test_manifest_is_strict_json(tmp_path, monkeypatch):
         write_bow(watch / f"f{i}.parquet", X.rows(100 * i, 100 * (i + 1)), doc_ids=np.arange(100) + 100 * i,
                   vocab=[f"p{j}" for j in range(64)])
     monkeypatch.setattr(BNPMixture, "score", lambda self, X, y=None: float("nan"))
-    res = invoke("stream", "--watch", watch, "--model", tmp_path / "m", "--once",
+    res = invoke("stream", "--watch", watch, "--model", tmp_path / "m", "--once", "--settle", "0",
                  "--n-workers", "1", "--algorithm", "adf", "--hyperparameters", "fixed")
     assert res.exit_code == 0, res.output
     manifest = _strict((tmp_path / "m" / "latest" / "manifest.json").read_text())

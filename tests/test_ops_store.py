@@ -88,7 +88,7 @@ def test_stream_quarantines_bad_and_changed_files(tmp_path):
     write_bow(watch / "a.parquet", X.rows(0, 100), vocab=vocab)
     (watch / "b.parquet").write_bytes(b"garbage")
     write_bow(watch / ".c.parquet", X.rows(100, 200), vocab=vocab)   # being written: ignored
-    args = ["stream", "--watch", str(watch), "--model", str(tmp_path / "m"), "--once",
+    args = ["stream", "--watch", str(watch), "--model", str(tmp_path / "m"), "--once", "--settle", "0",
             "--n-workers", "1", "--algorithm", "adf"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output

@@ -46,8 +46,9 @@ def _state(store: Path):
 
 
 def _stream_args(watch: Path, store: Path) -> list[str]:
-    return ["stream", "--watch", str(watch), "--model", str(store), "--once", "--n-workers", "1",
-            "--algorithm", "adf", "--seed", "7", "--hyperparameters", "fixed"]   # exactly-once, not the search
+    return ["stream", "--watch", str(watch), "--model", str(store), "--once", "--settle", "0",
+            "--n-workers", "1", "--algorithm", "adf", "--seed", "7",
+            "--hyperparameters", "fixed"]   # exactly-once, not the search
 
 
 def _fork_stream(watch: Path, store: Path):

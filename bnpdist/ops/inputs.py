@@ -32,10 +32,11 @@ def list_inputs(watch) -> list[str]:
     return sorted(out)
 
 
-def open_input(engine, path, vocab_size: int | None):
+def open_input(engine, path, vocab_size: int | None, kind: str | None = None):
     """Scan and validate one file on the cluster; return ``(DistData, corpus)``.
 
-    Raises :class:`~bnpdist.data.CorpusError` for bad input.
+    ``kind`` ("csr" / "dense", a model's) is required of the file (None: detected). Raises
+    :class:`~bnpdist.data.CorpusError` for bad input.
     """
-    corpus = scan(path, vocab_size=vocab_size)
+    corpus = scan(path, kind=kind, vocab_size=vocab_size)
     return engine.partitions(corpus).validate(), corpus

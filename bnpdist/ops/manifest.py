@@ -1,5 +1,7 @@
 """The manifest of consumed input files, stored with every model version (exactly-once).
 
+An input's identity is its content: no two entries share a path or a sha256.
+
 ``manifest.json`` = ``{"format_version": 1, "files": [{"path", "size", "sha256", "rows",
 "heldout"}...]}`` in the order the files were folded in. ``heldout`` is the mean log
 predictive per row of that file under the model *before* it was folded in (a prequential,
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 FORMAT_VERSION = 1
@@ -33,13 +36,25 @@ class Entry:
 class Manifest:
     files: tuple[Entry, ...] = field(default_factory=tuple)
 
+    @cached_property
+    def _index(self) -> tuple[dict[str, Entry], dict[str, Entry]]:
+        return {e.path: e for e in self.files}, {e.sha256: e for e in self.files}
+
     def find(self, path: str) -> Entry | None:
         """The entry of ``path`` (as recorded), or None."""
-        return next((e for e in self.files if e.path == path), None)
+        return self._index[0].get(path)
+
+    def find_content(self, sha256: str) -> Entry | None:
+        """The entry whose content has this sha256 (an input's identity), or None."""
+        return self._index[1].get(sha256)
 
     def add(self, entry: Entry) -> "Manifest":
+        """The manifest with ``entry`` appended; a path or a content already listed is refused
+        (each distinct content is applied once)."""
         if self.find(entry.path) is not None:
             raise ValueError(f"{entry.path} is already in the manifest")
+        if (dup := self.find_content(entry.sha256)) is not None:
+            raise ValueError(f"{entry.path} has the content of {dup.path}, already in the manifest")
         return Manifest(self.files + (entry,))
 
     @property

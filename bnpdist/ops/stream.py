@@ -4,7 +4,15 @@ After each file the model and the manifest of consumed files (path, size, sha256
 published together as one new version of a :class:`~bnpdist.ops.store.ModelStore`. Killed
 at any instant, a restarted stream resumes from ``latest``: a file is either in the latest
 manifest (its statistics are in the latest model) or it is not (and is folded in again from
-the same state, with the same seed: the same result). Bad files are quarantined.
+the same state, with the same seed: the same result).
+
+Which files are new is decided by content (:mod:`bnpdist.ops.arrivals`): the same bytes under
+another path (symlink, copy, rename) are skipped, a consumed path whose bytes changed is
+quarantined, and a file still being written is waited for. Bad files — not Parquet, bad
+values, the wrong kind or width for the model — are quarantined with their reason and the
+stream goes on; a bad vocabulary sidecar is quarantined itself (the model keeps its
+vocabulary). A file that changes while it is being folded in is not published; it is
+looked at again on the next poll.
 """
 from __future__ import annotations
 
@@ -13,8 +21,9 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from ..data import CorpusError, write_vocab
-from .atomic import file_digest
+from ..data import CorpusError
+from ..data.sources import VOCAB_FILES
+from .arrivals import Arrivals, Verdict
 from .inputs import list_inputs, open_input
 from .manifest import Entry, Manifest
 from .quarantine import quarantine
@@ -26,6 +35,8 @@ log = logging.getLogger("bnpdist.ops")
 class StreamResult:
     consumed: list[str] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)    # content applied under another path
+    waiting: list[str] = field(default_factory=list)       # not settled when a --once run ended
 
 
 def model_width(est) -> int | None:
@@ -33,6 +44,11 @@ def model_width(est) -> int | None:
     if est is None or not hasattr(est, "obs_") or est.obs_.block_kind != "csr":
         return None
     return est.obs_.n_features
+
+
+def model_kind(est) -> str | None:
+    """The block kind ("csr" / "dense") new files must have, or None for an empty store."""
+    return est.obs_.block_kind if est is not None and hasattr(est, "obs_") else None
 
 
 def _check_fits(est, corpus) -> str | None:
@@ -45,62 +61,105 @@ def _check_fits(est, corpus) -> str | None:
     return None
 
 
-def fold_file(store, engine, est, manifest: Manifest, path: str, make_estimator, vocab_size=None):
-    """Fold one file in and publish; return ``(est, manifest)`` — unchanged if quarantined.
+def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator, vocab_size=None,
+              result: StreamResult | None = None):
+    """Fold the new file of verdict ``v`` in and publish; return ``(est, manifest, outcome)``.
 
-    ``make_estimator()`` builds the first model of an empty store.
+    ``outcome``: "consumed"; "quarantined" (bad file); "retry" (its vocabulary sidecar was
+    quarantined: read it again); "wait" (no vocabulary yet, or the file changed while read:
+    the store is unchanged and ``est`` reloaded). ``make_estimator()`` builds the first model
+    of an empty store; quarantined sidecars are recorded in ``result``.
     """
-    size, sha = file_digest(path)
-    seen = manifest.find(path)
-    if seen is not None:
-        if (seen.size, seen.sha256) == (size, sha):
-            return est, manifest
-        quarantine(path, f"changed after it was consumed (sha256 {seen.sha256[:12]}… → {sha[:12]}…)")
-        return est, manifest
     try:
-        data, corpus = open_input(engine, path, model_width(est) or vocab_size)
+        data, corpus = open_input(engine, v.path, model_width(est) or vocab_size, model_kind(est))
         reason = _check_fits(est, corpus)
     except CorpusError as e:
+        sidecars = [e.file] if os.path.basename(e.file) in VOCAB_FILES else \
+            [os.path.join(e.file, n) for n in VOCAB_FILES] if os.path.isdir(e.file) else []
+        sidecars = [f for f in sidecars if os.path.isfile(f)]
+        for f in sidecars:              # a vocabulary that cannot serve: not the data file's fault
+            quarantine(f, str(e))
+            if result is not None:
+                result.quarantined.append(f)
+        if sidecars:
+            return est, manifest, "retry"
+        if os.path.isdir(e.file):       # no vocabulary beside the data yet
+            log.warning("waiting: %s", e)
+            return est, manifest, "wait"
         reason = str(e)
     if reason is not None:
-        quarantine(path, reason)
-        return est, manifest
+        quarantine(v.path, reason)
+        return est, manifest, "quarantined"
     fresh = est is None
     est = make_estimator() if fresh else est
     est.client = engine.client
     heldout = None if fresh else est.score(data)
     est.partial_fit(data)
-    manifest = manifest.add(Entry(path, size, sha, data.n_total, heldout))
-    vocab = corpus.vocab
-    store.publish(est, manifest, (lambda d: write_vocab(d, vocab)) if vocab else None)
-    log.info("folded in %s (%d rows): K=%d", path, data.n_total, est.n_clusters_)
-    return est, manifest
+    if not Arrivals.unchanged(v):
+        log.warning("%s changed while it was read: not published, looked at again later", v.path)
+        est, manifest = store.load()
+        return est, manifest, "wait"
+    manifest = manifest.add(Entry(v.path, v.size, v.sha256, data.n_total, heldout))
+    store.publish(est, manifest)
+    log.info("folded in %s (%d rows): K=%d", v.path, data.n_total, est.n_clusters_)
+    return est, manifest, "consumed"
 
 
-def _pending(manifest: Manifest, path: str) -> bool:
-    """Not consumed yet, or consumed but since resized (a cheap check; the hash is compared
-    when the file is looked at again)."""
-    seen = manifest.find(path)
-    return seen is None or os.path.getsize(path) != seen.size
+def _round(store, engine, est, manifest, arrivals, todo, make_estimator, vocab_size, result,
+           progress):
+    """One pass over the listed files; return ``(est, manifest, earliest ready_at or None)``."""
+    ready_at = None
+    for path in (progress(todo, len(todo)) if progress and todo else todo):
+        for _ in range(len(VOCAB_FILES) + 1):     # a bad sidecar is quarantined, then read again
+            v = arrivals.classify(path, manifest)
+            if v.kind == "new":
+                est, manifest, outcome = fold_file(store, engine, est, manifest, v, make_estimator,
+                                                   vocab_size, result)
+                if outcome == "retry":
+                    continue
+                if outcome == "wait":
+                    v = Verdict("wait", path, ready_at=time.time() + max(arrivals.settle, 1.0))
+                else:
+                    getattr(result, outcome).append(path)
+            elif v.kind in ("changed", "bad"):
+                quarantine(path, v.reason)
+                result.quarantined.append(path)
+            elif v.kind == "applied" and v.same_as != path:
+                log.info("%s holds the content of %s, already applied: skipped", path, v.same_as)
+                result.duplicates.append(path)
+            if v.kind == "wait":
+                ready_at = v.ready_at if ready_at is None else min(ready_at, v.ready_at)
+            break
+    return est, manifest, ready_at
 
 
 def run_stream(store, engine, watch, make_estimator, *, once: bool, poll: float = 10.0,
-               keep: int = 10, vocab_size: int | None = None, progress=None) -> StreamResult:
+               keep: int = 10, vocab_size: int | None = None, settle: float = 5.0,
+               progress=None) -> StreamResult:
     """Process new files under ``watch`` (folder or glob) until none are left (``once``) or
-    forever, polling every ``poll`` seconds. ``progress(iterable, total)`` wraps the files
-    of each round (e.g. tqdm)."""
+    forever, polling every ``poll`` seconds. A file is taken once it has been unchanged for
+    ``settle`` seconds; ``once`` waits for files still being written, for at most 13 settle
+    intervals. ``progress(iterable, total)`` wraps the files of each round (e.g. tqdm)."""
     result = StreamResult()
+    arrivals = Arrivals(settle)
+    deadline = time.time() + settle + arrivals.grace
     with store.lock():
         store.prune(keep)
         est, manifest = store.load()
         while True:
-            todo = [p for p in list_inputs(watch) if _pending(manifest, p)]
-            for path in (progress(todo, len(todo)) if progress and todo else todo):
-                before = len(manifest.files)
-                est, manifest = fold_file(store, engine, est, manifest, path, make_estimator, vocab_size)
-                (result.consumed if len(manifest.files) > before else result.quarantined).append(path)
-            if todo:
+            todo = [p for p in list_inputs(watch) if not arrivals.known_applied(p, manifest)]
+            before = len(manifest.files)
+            est, manifest, ready_at = _round(store, engine, est, manifest, arrivals, todo,
+                                             make_estimator, vocab_size, result, progress)
+            if len(manifest.files) > before:
                 store.prune(keep)
+            now = time.time()
             if once:
-                return result
-            time.sleep(poll)
+                if ready_at is None or ready_at > deadline:
+                    result.waiting = [p for p in list_inputs(watch)
+                                      if arrivals.classify(p, manifest).kind == "wait"]
+                    return result
+                time.sleep(max(0.0, ready_at - now) + 0.05)
+            else:
+                time.sleep(poll if ready_at is None else min(poll, max(0.05, ready_at - now)))
+
