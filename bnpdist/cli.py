@@ -153,10 +153,26 @@ MODEL_KEYS = ("algorithm", "prior", "alpha", "a", "sigma", "tau", "family", "bet
 ALGORITHM_NAMES = ("adf", "ep", "gibbs", "subcluster", "anneal", "ddpm-svm", "ddpm-lr")
 
 
+class LibraryDefault(click.Option):
+    """A model flag whose default is BNPMixture's own: the flag passes None when not given, so
+    the library's default applies, and ``--help`` shows that default, read from the estimator's
+    signature (imported only when help is shown)."""
+
+    def get_help_record(self, ctx):
+        from .ops.estimator import library_default
+        saved = self.default, self.show_default
+        self.default, self.show_default = library_default(self.name), True
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.default, self.show_default = saved
+
+
 def model_options(f):
-    """The flags of a new BNPMixture (prior, family, algorithm and their hyperparameters)."""
+    """The flags of a new BNPMixture (prior, family, algorithm and their hyperparameters); the
+    ones the estimator takes directly default to the library's defaults (:class:`LibraryDefault`)."""
     opts = [
-        click.option("--algorithm", type=click.Choice(ALGORITHM_NAMES), default="ep", show_default=True,
+        click.option("--algorithm", type=click.Choice(ALGORITHM_NAMES), cls=LibraryDefault,
                      help="adf: one streaming pass; ep: an ADF pass, then EP passes; gibbs: collapsed "
                           "Gibbs (exact, on the driver); subcluster: exact parallel split/merge sampler; "
                           "anneal: subsample annealing; ddpm-svm / ddpm-lr: discriminative DP mixtures."),
@@ -185,19 +201,19 @@ def model_options(f):
                      help="Bernoulli: Beta prior a."),
         click.option("--bern-b", type=float, default=None, show_default="searched, else 1.0",
                      help="Bernoulli: Beta prior b."),
-        click.option("--w", "w", type=float, default=1.0, show_default=True,
+        click.option("--w", "w", type=float, cls=LibraryDefault,
                      help="ddpm-*: prior variance of the cluster hyperplanes η_k ~ N(0, w·I)."),
-        click.option("--n-iter", type=int, default=20, show_default=True,
+        click.option("--n-iter", type=int, cls=LibraryDefault,
                      help="ep: passes in all (the ADF pass included)."),
         click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01)",
                      help="New-cluster threshold ε ≥ σ."),
-        click.option("--merge-threshold", type=float, default=0.0, show_default=True,
+        click.option("--merge-threshold", type=float, cls=LibraryDefault,
                      help="Merge clusters whose marginal-likelihood gain exceeds this (nats)."),
         click.option("--batch-size", type=int, default=None, show_default="whole partition",
                      help="ADF rows per partition per synchronisation round."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Random seed."),
-        click.option("--hyperparameters", type=click.Choice(["auto", "fixed"]), default="auto",
-                     show_default=True,
+        click.option("--seed", type=int, cls=LibraryDefault,
+                     help="Random seed (the library's random_state: a fixed default, so a run repeats)."),
+        click.option("--hyperparameters", type=click.Choice(["auto", "fixed"]), cls=LibraryDefault,
                      help="auto: choose the hyperparameters left unset (--family, --beta, ...) by "
                           "held-out log predictive on a subsample (stream: on its first batch); "
                           "fixed: data-driven defaults."),

@@ -27,34 +27,30 @@ class ClusterSummaries:
     """Fitted-mixture accessors for an estimator with ``stats_``, ``obs_``, ``weights_``,
     ``vocabulary_`` and ``random_state`` (mixed into :class:`~bnpdist.mixture.BNPMixture`)."""
 
-    def _posterior(self, key: str, attribute: str) -> np.ndarray:
+    def _posterior(self, keys: tuple[str, ...], attribute: str) -> np.ndarray:
+        """The first of ``keys`` among the family's posterior means (AttributeError if none)."""
         means = self.obs_.posterior_mean(self._fitted())
-        if key not in means:
-            raise AttributeError(f"{attribute} is not defined for the {self.obs_.name} family")
-        return means[key]
+        for key in keys:
+            if key in means:
+                return means[key]
+        raise AttributeError(f"{attribute} is not defined for the {self.obs_.name} family")
 
     @property
     def means_(self) -> np.ndarray:
         """(K, d) posterior mean of each cluster's mean: μ_n (Gaussian), p (Bernoulli)."""
-        means = self.obs_.posterior_mean(self._fitted())
-        if "mean" in means:
-            return means["mean"]
-        return self._posterior("p", "means_")
+        return self._posterior(("mean", "p"), "means_")
 
     @property
     def covariances_(self) -> np.ndarray:
         """Posterior mean of each cluster's covariance: E[Σ] = Λ_n/(ν_n − d − 1), (K, d, d)
         (full Gaussian), or the variances E[σ²_j], (K, d) (diagonal), as scikit-learn's
         ``covariance_type`` "full" / "diag"."""
-        means = self.obs_.posterior_mean(self._fitted())
-        if "cov" in means:
-            return means["cov"]
-        return self._posterior("var", "covariances_")
+        return self._posterior(("cov", "var"), "covariances_")
 
     @property
     def word_probabilities_(self) -> np.ndarray:
         """(K, V) posterior mean word distribution θ_kv = (N_kv + βb_v)/(N_k + β) (Multinomial)."""
-        return self._posterior("theta", "word_probabilities_")
+        return self._posterior(("theta",), "word_probabilities_")
 
     def top_words(self, n: int = 10, *, relevance: float = RELEVANCE, vocabulary=None) -> list[list]:
         """The ``n`` most distinctive words of each cluster, ranked by relevance (Sievert &

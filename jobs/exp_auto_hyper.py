@@ -310,7 +310,7 @@ ratio on the NYT-shaped corpus.
 
 {cost}
 
-## Samplers: `hyper="sample"`
+## Samplers: `sample_hyperparameters=True`
 
 Collapsed Gibbs and annealing (`bnpdist/inference/gibbs.py`, `hyper_step`): once per sweep
 (once per cycle through the current subsample under annealing, seed 001), after U | z, the

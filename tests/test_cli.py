@@ -136,11 +136,24 @@ def test_algorithm_flag_lists_every_registered_algorithm():
     assert set(ALGORITHM_NAMES) == set(ALGORITHMS)
 
 
+def test_cli_takes_the_library_defaults(monkeypatch):
+    """Flags left out are passed as None, so BNPMixture's own defaults apply; --help shows them."""
+    from bnpdist.ops.estimator import ModelSpec
+    built, library = ModelSpec().build().get_params(deep=False), BNPMixture().get_params(deep=False)
+    assert built == library
+    # a changed library default reaches the command line without touching it
+    monkeypatch.setattr(BNPMixture.__init__, "__defaults__",
+                        tuple("gibbs" if d == "adf" else d for d in BNPMixture.__init__.__defaults__))
+    assert ModelSpec().build().algorithm == "gibbs"
+    text = " ".join(CliRunner().invoke(cli, ["fit", "--help"]).output.split())
+    assert "discriminative DP mixtures. [default: gibbs]" in text and "[default: 0]" in text
+
+
 def test_prior_flags_imply_the_prior():
     from bnpdist.ops.estimator import ModelSpec
     from bnpdist.priors import DP, NGGP
     assert ModelSpec().build().prior is None                          # searched by "auto"
-    assert ModelSpec(hyperparameters="fixed").build().prior == DP(1.0)
+    assert ModelSpec(hyperparameters="fixed").build().prior is None    # the library's DP(1.0)
     assert ModelSpec(alpha=3.0).build().prior == DP(3.0)
     assert ModelSpec(sigma=0.25).build().prior == NGGP(1.0, 0.25, 1.0)
     with pytest.raises(ValueError, match="NGGP parameters"):

@@ -5,7 +5,7 @@ rows in order (``scan="systematic"``) or n rows drawn uniformly (``scan="random"
 cycle through the rows:
 
 * U | z by one slice step on log U (seed 000, eq. 6; NGGP only — the DP has U ≡ 0);
-* with ``hyper="sample"`` the prior's own update given (n, K, U, counts): Escobar & West (1995)
+* with ``hyper="sample"`` (``BNPMixture(sample_hyperparameters=True)``) the prior's own update given (n, K, U, counts): Escobar & West (1995)
   for the DP concentration (needs ``alpha_prior``), a | U and σ for the NGGP (``a_prior``,
   ``sample_sigma``); then a slice step on log β (Multinomial) or log a, log b (Bernoulli) given
   the clusters (:mod:`bnpdist.inference.hyper_obs`).

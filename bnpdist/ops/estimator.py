@@ -1,14 +1,27 @@
 """A BNPMixture from flat, command-line style settings (shared by the CLI and the jobs)."""
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
+
+#: ModelSpec field → BNPMixture parameter, for the settings passed straight to the estimator
+ESTIMATOR_PARAMS = {"algorithm": "algorithm", "n_iter": "n_iter", "epsilon": "epsilon",
+                    "merge_threshold": "merge_threshold", "batch_size": "batch_size",
+                    "seed": "random_state", "hyperparameters": "hyperparameters", "w": "w"}
+
+
+def library_default(field: str):
+    """BNPMixture's default for the ModelSpec ``field`` (read from its signature)."""
+    from ..mixture import BNPMixture
+    return inspect.signature(BNPMixture).parameters[ESTIMATOR_PARAMS[field]].default
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Flat model settings; ``None`` means the library default."""
+    """Flat model settings; ``None`` means the library default (BNPMixture's own, so the two
+    cannot drift apart; ``merge_threshold`` None therefore keeps the library's merge step)."""
 
-    algorithm: str = "ep"
+    algorithm: str | None = None
     prior: str | None = None       # "dp" | "nggp" | None (implied by the flags below, or searched)
     alpha: float | None = None     # DP concentration (default 1)
     a: float | None = None         # NGGP mass (default 1)
@@ -20,13 +33,13 @@ class ModelSpec:
     nu0: float | None = None
     bern_a: float | None = None    # Bernoulli Beta(a, b)
     bern_b: float | None = None
-    n_iter: int = 20
+    n_iter: int | None = None
     epsilon: float | None = None
-    merge_threshold: float | None = 0.0
+    merge_threshold: float | None = None
     batch_size: int | None = None
-    seed: int = 0
-    hyperparameters: str = "auto"  # "auto": held-out search of unset ones | "fixed": defaults
-    w: float = 1.0                 # ddpm-*: hyperplane prior variance
+    seed: int | None = None        # BNPMixture's random_state
+    hyperparameters: str | None = None  # "auto": held-out search of unset ones | "fixed": defaults
+    w: float | None = None         # ddpm-*: hyperplane prior variance
 
     def build(self):
         """The unfitted :class:`~bnpdist.mixture.BNPMixture` (ValueError for bad settings)."""
@@ -40,12 +53,11 @@ class ModelSpec:
         if kind == "nggp" and self.alpha is not None:
             raise ValueError("--alpha is the DP concentration; use --a with --prior nggp")
         if kind is None:
-            prior = None if self.hyperparameters == "auto" else DP(1.0)
+            prior = None       # the library's: searched by hyperparameters="auto", else DP(1)
         elif kind == "dp":
-            prior = DP(1.0 if self.alpha is None else self.alpha)
+            prior = DP(**_given(alpha=self.alpha))
         elif kind == "nggp":
-            prior = NGGP(a=1.0 if self.a is None else self.a, sigma=0.5 if self.sigma is None else self.sigma,
-                         tau=1.0 if self.tau is None else self.tau)
+            prior = NGGP(**_given(a=self.a, sigma=self.sigma, tau=self.tau))
         else:
             raise ValueError(f"unknown prior {self.prior!r} (dp or nggp)")
         families = {None: lambda: None, "multinomial": lambda: Multinomial(beta=self.beta),
@@ -53,7 +65,10 @@ class ModelSpec:
                     "bernoulli": lambda: Bernoulli(self.bern_a, self.bern_b)}
         if self.family not in families:
             raise ValueError(f"unknown family {self.family!r} (multinomial, gaussian or bernoulli)")
-        return BNPMixture(prior=prior, obs=families[self.family](), algorithm=self.algorithm,
-                          n_iter=self.n_iter, epsilon=self.epsilon,
-                          merge_threshold=self.merge_threshold, batch_size=self.batch_size,
-                          random_state=self.seed, hyperparameters=self.hyperparameters, w=self.w)
+        given = _given(**{param: getattr(self, field) for field, param in ESTIMATOR_PARAMS.items()})
+        return BNPMixture(prior=prior, obs=families[self.family](), **given)
+
+
+def _given(**settings) -> dict:
+    """The settings that are not None (the others take the library's defaults)."""
+    return {k: v for k, v in settings.items() if v is not None}
