@@ -189,3 +189,12 @@ def test_poison_files_are_quarantined_and_the_stream_goes_on(tmp_path):
     assert BNPMixture.load(tmp_path / "m" / "latest").vocabulary_ == tuple(VOCAB)
     out = stream(watch, tmp_path / "m")                 # a restart: no crash loop, nothing new
     assert "consumed 0 file(s), quarantined 0" in out
+
+
+def test_dense_first_file_of_a_bag_of_words_stream_is_quarantined(tmp_path):
+    watch = tmp_path / "in"
+    write_dense(watch / "a.parquet", np.random.default_rng(0).normal(size=(20, 3)))
+    _files(watch, 1, start=1)
+    out = stream(watch, tmp_path / "m", "--family", "multinomial")
+    assert "consumed 1 file(s), quarantined 1" in out, out
+    assert [os.path.basename(r["file"]) for r in _reasons(watch)] == ["a.parquet"]

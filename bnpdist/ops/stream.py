@@ -47,8 +47,11 @@ def model_width(est) -> int | None:
 
 
 def model_kind(est) -> str | None:
-    """The block kind ("csr" / "dense") new files must have, or None for an empty store."""
-    return est.obs_.block_kind if est is not None and hasattr(est, "obs_") else None
+    """The block kind ("csr" / "dense") new files must have: the fitted model's, else that of
+    the family it is set to (None: any)."""
+    if est is not None and hasattr(est, "obs_"):
+        return est.obs_.block_kind
+    return getattr(getattr(est, "obs", None), "block_kind", None)
 
 
 def _check_fits(est, corpus) -> str | None:
@@ -71,7 +74,8 @@ def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator
     of an empty store; quarantined sidecars are recorded in ``result``.
     """
     try:
-        data, corpus = open_input(engine, v.path, model_width(est) or vocab_size, model_kind(est))
+        kind = model_kind(est if est is not None else make_estimator())
+        data, corpus = open_input(engine, v.path, model_width(est) or vocab_size, kind)
         reason = _check_fits(est, corpus)
     except CorpusError as e:
         sidecars = [e.file] if os.path.basename(e.file) in VOCAB_FILES else \
