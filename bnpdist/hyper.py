@@ -14,7 +14,12 @@ log scales:
    x0·4^k, k = −1..1, around the data-driven default (the families' ``resolve`` rules), extended by
    ×4 while the best point is on its edge (at most :data:`MAX_EXTEND` times), then the
    midpoints ×2^±1 of the best point; σ is tried on :data:`SIGMAS` (only values ≤ ε);
-2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others.
+   bag-of-words with ``obs=None`` first try the base measure (:data:`BASES`) and the documents'
+   burstiness (:data:`S_VALUES`: the multinomial or :class:`~bnpdist.obs.Polya` at
+   concentration s; every candidate's score bounds the likelihood of the raw counts, so they
+   compare), before β;
+2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others, then tries
+   the burstiness values again at the final β.
 
 A candidate ties with the best when the best's mean paired gain over the held-out rows is
 within :data:`SE_RULE` standard errors; ties are won by the candidate nearest the defaults, so
@@ -36,7 +41,7 @@ from scipy.special import logsumexp
 
 from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed.variational import InProcess, VariationalRun, gather
-from .obs import Bernoulli, Gaussian, Multinomial
+from .obs import Bernoulli, Gaussian, Multinomial, Polya
 from .obs.gaussian import COV_FRACTION
 from .priors import DP, NGGP
 
@@ -53,6 +58,10 @@ STEP, WIDTH, MAX_EXTEND = 2, 1, 3
 #: discounts tried when the prior is unset (σ = 0: the DP); τ of the NGGP candidates
 SIGMAS = (0.0, 0.25, 0.5, 0.75)
 TAU = 1.0
+#: bag-of-words, ``obs=None``: the documents' Pólya concentrations s tried (None: the multinomial,
+#: s = ∞; a user's ``Polya(s=None)`` tries the finite ones) and the base measures
+S_VALUES = (None, 300.0, 60.0, 12.0, 3.0)
+BASES = ("corpus", "uniform")
 #: a candidate ties with the best when the best's mean paired gain over the held-out rows is at
 #: most SE_RULE standard errors (+ TOL·|best|); ties are won by the candidate nearest the defaults
 #: (the one-standard-error rule: flat or noisy directions are not followed)
@@ -70,8 +79,14 @@ def free_coordinates(obs_user, family, prior_user) -> dict:
     def unset(attr):
         return obs_user is None or getattr(obs_user, attr) is None
     free = {}
-    if isinstance(family, Multinomial) and unset("beta"):
-        free["obs.beta"] = family.beta
+    if isinstance(family, Multinomial):
+        if obs_user is None and family.base is not None:
+            # the family is free and starts from the corpus base: base measure, then multinomial or Pólya
+            free["obs.base"], free["obs.s"] = BASES, S_VALUES
+        elif isinstance(obs_user, Polya) and obs_user.s is None:
+            free["obs.s"] = S_VALUES[1:]
+        if unset("beta"):
+            free["obs.beta"] = family.beta
     elif isinstance(family, Gaussian):
         if unset("kappa0"):
             free["obs.kappa0"] = family.kappa0
@@ -82,7 +97,7 @@ def free_coordinates(obs_user, family, prior_user) -> dict:
             if unset(p):
                 free[f"obs.{p}"] = float(getattr(family, p))
     if prior_user is None:
-        free["prior.a"], free["prior.sigma"] = 1.0, 0.0
+        free["prior.a"], free["prior.sigma"] = 1.0, SIGMAS
     return free
 
 
@@ -90,7 +105,7 @@ def build(family, prior, values: dict):
     """(family, prior) with the named hyperparameters replaced by ``values``."""
     obs = {k[4:]: v for k, v in values.items() if k.startswith("obs.")}
     if isinstance(family, Multinomial) and obs:
-        family = Multinomial(obs["beta"], family.base, family.V)
+        family = _documents(family, obs)
     elif isinstance(family, Gaussian) and obs:
         scale = obs.get("cov_fraction", COV_FRACTION) / COV_FRACTION
         family = Gaussian(family.mu0, obs.get("kappa0", family.kappa0), family.nu0, family.Lambda0 * scale,
@@ -101,6 +116,19 @@ def build(family, prior, values: dict):
         a, s = values["prior.a"], values.get("prior.sigma", 0.0)
         prior = DP(a) if s == 0.0 else NGGP(a, s, TAU)
     return family, prior
+
+
+def _documents(family: Multinomial, obs: dict) -> Multinomial:
+    """The bag-of-words family for the values ``obs`` (beta, base, s) of the searched coordinates.
+
+    ``family`` is the resolved default, whose base is the corpus frequencies when the base is
+    searched; Pólya candidates always take their table counts at those frequencies."""
+    beta = obs.get("beta", family.beta)
+    s = obs.get("s", getattr(family, "s", None))
+    if s is not None:
+        return Polya(beta, s, family.base, family.V)
+    base = None if obs.get("base") == "uniform" else family.base
+    return Multinomial(beta, base, family.V)
 
 
 def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
@@ -174,8 +202,10 @@ class _Search:
         self.tried: list = []        # (values, score) in evaluation order
 
     def values(self, pos: dict) -> dict:
-        """Grid positions → values: start·2^j for log coordinates, SIGMAS[j] for σ."""
-        return {k: (SIGMAS[j] if k == "prior.sigma" else self.start[k] * 2.0 ** j) for k, j in pos.items()}
+        """Grid positions → values: start·2^j for log coordinates, the j-th choice for discrete
+        ones (σ, the base measure, the burstiness s)."""
+        return {k: (self.start[k][j] if isinstance(self.start[k], tuple) else self.start[k] * 2.0 ** j)
+                for k, j in pos.items()}
 
     def best(self, candidates: list) -> dict:
         todo = {_key(c): c for c in candidates if _key(c) not in self.scores}.values()
@@ -221,9 +251,11 @@ class _Search:
             pos = new
         return pos
 
-    def sigma(self, pos: dict) -> dict:
-        ok = [j for j, s in enumerate(SIGMAS) if self.epsilon is None or s <= self.epsilon]
-        return self.best([{**pos, "prior.sigma": j} for j in ok])
+    def choice(self, pos: dict, name: str) -> dict:
+        """Every value of a discrete coordinate (σ only up to ε)."""
+        ok = [j for j, v in enumerate(self.start[name])
+              if not (name == "prior.sigma" and self.epsilon is not None and v > self.epsilon)]
+        return self.best([{**pos, name: j} for j in ok])
 
 
 def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold, seed: int):
@@ -239,12 +271,14 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     sub = subsample(engine, data, seed)
     s = _Search(engine, sub, family, prior, free, epsilon, merge_threshold, seed)
     pos = {k: 0 for k in free}
-    logs = [k for k in free if k != "prior.sigma"]
+    logs = [k for k in free if not isinstance(free[k], tuple)]
     default = s.best([pos])
     for name in free:
-        pos = s.sigma(pos) if name == "prior.sigma" else s.line(pos, name)
+        pos = s.line(pos, name) if name in logs else s.choice(pos, name)
     for name in logs:
         pos = s.climb(pos, name)
+    if "obs.s" in free:
+        pos = s.choice(pos, "obs.s")
     chosen = s.values(pos)
     family, prior = build(family, prior, chosen)
     record.update(subsample=n_rows(sub), n_train=s.n_train, chosen=chosen, score=s.scores[_key(pos)],

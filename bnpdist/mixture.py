@@ -8,6 +8,7 @@ so samplers can register themselves under their own names.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import uuid
@@ -154,9 +155,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     Parameters
     ----------
     prior : DP | NGGP, default DP(1.0)
-    obs : Multinomial | Gaussian | Bernoulli, default Multinomial() for sparse / CSR input
-        and Gaussian() for dense input; data-driven defaults are filled from the data (for
-        ``partial_fit``: from the first batch)
+    obs : Multinomial | Polya | Gaussian | Bernoulli, default Multinomial() for sparse / CSR
+        input and Gaussian() for dense input; data-driven defaults are filled from the data (for
+        ``partial_fit``: from the first batch).  :class:`~bnpdist.obs.Polya` models bursty
+        documents (words that repeat within a document)
     algorithm : name in :data:`ALGORITHMS` ("adf": one streaming pass; "ep": an ADF pass then
         EP passes)
     n_iter : passes in all for "ep" (the ADF pass included); unused by "adf"
@@ -416,7 +418,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         return self.fit(X).labels_
 
     def partial_fit(self, X, y=None) -> "BNPMixture":
-        """Streaming ADF over one more batch, continuing the current state (whatever ``algorithm``).
+        """Streaming ADF over one more batch, continuing the current state; with
+        ``algorithm="ep"`` followed by up to ``n_iter − 1`` EP passes over the batch's rows (the
+        earlier batches' statistics fixed), which refine the batch as a batch fit would.
 
         ``labels_`` then covers every row seen: the labels each earlier row got when its batch
         was folded in (renumbered through later merges, not rescored: ``predict`` rescores),
@@ -439,18 +443,23 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
                 state, self.history_ = None, []
                 self.vocabulary_ = self._vocabulary(data)
+            refine = self.algorithm == "ep"
             run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
                                  merge_threshold=config.merge_threshold, seed=config.seed,
-                                 batch_size=config.batch_size, state=state)
+                                 batch_size=config.batch_size, state=state,
+                                 n_iter=config.n_iter if refine else 1, tol=config.tol)
             run.step = len(self.history_)
             earlier = self.labels_ if fitted and hasattr(self, "labels_") else np.empty(0, dtype=np.int64)
             K = 0 if state is None else state.stats.K
-            for snap in run.adf():
+            passes = 0
+            for snap in itertools.chain(run.adf(record=refine), run.ep() if refine else ()):
                 earlier = _renumber(earlier, run.remaps[0][:K])
                 K = snap.stats.K
+                passes += "pass" in snap.info
                 self._absorb(snap, family, prior)
             self.labels_ = np.concatenate([earlier, self._score(engine, data)[0]])
-            self.n_iter_, self.converged_ = 1, True
+            self.n_iter_ = 1 + passes
+            self.converged_ = not refine or snap.info.get("change", 0.0) < config.tol
         return self
 
     def _absorb(self, snap: Snapshot, family, prior) -> None:

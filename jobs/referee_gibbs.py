@@ -27,7 +27,7 @@ from bnpdist.data.blocks import CSRBlock
 from bnpdist.exact import exact_posterior, gof_test
 from bnpdist.inference.anneal import STRATEGIES, run_anneal
 from bnpdist.inference.gibbs import drive, initial_state, scan_schedule
-from bnpdist.obs import Bernoulli, Gaussian, Multinomial
+from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
 from bnpdist.priors import DP, NGGP, Gamma
 from bnpdist.priors.nggp import nggp_log_eppf
 
@@ -43,6 +43,9 @@ DATA = {
                     CSRBlock.from_scipy(sp.csr_matrix(np.array(
                         [[2, 1, 0, 0], [1, 1, 0, 1], [0, 0, 3, 1], [0, 1, 2, 0], [1, 0, 1, 1]],
                         dtype=float)))),
+    "polya": (Polya(2.0, s=3.0, base=[0.4, 0.3, 0.2, 0.1]),
+              CSRBlock.from_scipy(sp.csr_matrix(np.array(
+                  [[4, 1, 0, 0], [3, 1, 0, 2], [0, 0, 5, 1], [0, 1, 4, 0], [2, 0, 3, 1]], dtype=float)))),
 }
 
 PRIORS = {"dp": DP(1.0), "nggp": NGGP(1.0, 0.5, 1.0)}

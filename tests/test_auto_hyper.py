@@ -10,7 +10,7 @@ from bnpdist import BNPHMM, BNPMixture, bench
 from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_corpus
 from bnpdist.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, subsample_size
 from bnpdist.metrics import nmi
-from bnpdist.obs import Gaussian, Multinomial
+from bnpdist.obs import Gaussian, Multinomial, Polya
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, HDP, NGGP
 
@@ -74,6 +74,10 @@ def test_free_coordinates_and_beta_rule():
     fam = Multinomial().resolve(DataSummary(100, 10_000, "csr", mean_length=20.0))
     assert fam.beta == 20.0                       # min(0.1·V, mean length)
     assert free_coordinates(Multinomial(beta=2.0), fam, NGGP()) == {}
+    assert set(free_coordinates(Polya(beta=2.0), fam, NGGP())) == {"obs.s"}
+    corpus = Multinomial(base="corpus").resolve(DataSummary(100, 50, "csr", np.full(50, 0.02), mean_length=20.0))
+    assert set(free_coordinates(None, corpus, NGGP())) == {"obs.base", "obs.s", "obs.beta"}
+    assert set(free_coordinates(None, fam, NGGP())) == {"obs.beta"}      # uniform default (BNPHMM)
     g = Gaussian(kappa0=0.5).resolve(DataSummary(10, 2, "dense", np.zeros(2), np.eye(2)))
     assert set(free_coordinates(Gaussian(kappa0=0.5), g, DP(1.0))) == {"obs.cov_fraction"}
 

@@ -1,6 +1,7 @@
 """EP-NRM (seed 000, Sec. 3.4): cavity algebra, a numpy reference pass, stats consistency."""
 import numpy as np
 import pytest
+from sklearn.metrics import adjusted_rand_score
 
 from bnpdist.inference.adf import DROP, MAX_KEEP, adf_stream
 from bnpdist.inference.ep import ep_partition, ep_stream, relative_change
@@ -143,3 +144,34 @@ def test_relative_change_maps_clusters():
     perm = np.arange(K)[::-1].copy()
     assert relative_change(state.stats, state.stats.take(perm), perm) == 0.0
     assert relative_change(state.stats, state.stats.scale(2.0), np.arange(K)) == pytest.approx(0.5)
+
+
+def test_partial_fit_ep_on_one_batch_is_the_batch_fit():
+    """partial_fit with algorithm="ep" from scratch = ADF then EP passes = fit."""
+    from bnpdist import BNPMixture
+    from bnpdist.obs import Multinomial
+    X, _ = bars(150)
+    kw = dict(prior=DP(2.0), obs=Multinomial(beta=6.4), algorithm="ep", n_iter=6, hyperparameters="fixed")
+    batch = BNPMixture(**kw).fit(X)
+    stream = BNPMixture(**kw).partial_fit(X)
+    # the same model; fit only numbers its clusters by first row
+    assert adjusted_rand_score(stream.predict(X), batch.predict(X)) == 1.0
+    np.testing.assert_allclose(np.sort(stream.stats_.n), np.sort(batch.stats_.n))
+    assert stream.n_iter_ == batch.n_iter_ and stream.n_clusters_ == batch.n_clusters_
+
+
+def test_partial_fit_ep_keeps_the_occupancy_of_earlier_batches():
+    """EP over batch 2 refines only its rows: clusters that only batch 1 uses (horizontal bars;
+    batch 2 has vertical ones) stay occupied, E[K] ≈ 16 as after ADF alone (not ≈ 8)."""
+    from bnpdist import BNPMixture
+    from bnpdist.data.synthetic import make_bars
+    from bnpdist.obs import Multinomial
+    X, y, _ = make_bars(400, n_tokens=30, seed=0)
+    first, second = X.take(np.flatnonzero(y < 8)), X.take(np.flatnonzero(y >= 8))
+    kw = dict(prior=DP(2.0), obs=Multinomial(beta=6.4), n_iter=6, hyperparameters="fixed")
+    ep = BNPMixture(algorithm="ep", **kw).partial_fit(first).partial_fit(second)
+    adf = BNPMixture(algorithm="adf", **kw).partial_fit(first).partial_fit(second)
+    assert ep.n_iter_ > 1 and adf.n_iter_ == 1
+    horizontal = np.unique(ep.predict(first))
+    assert len(horizontal) == 8 and np.all(ep.ek_[horizontal] > 0.999)
+    assert abs(ep.ek_.sum() - 16) < 1 and abs(adf.ek_.sum() - 16) < 1

@@ -1,6 +1,7 @@
 """Properties every conjugate family must have (DESIGN §7; posterior/distributions test_models.py).
 
-Each test runs on Multinomial, Gaussian and Bernoulli through the public API and the row kernels.
+Each test runs on every family (Multinomial, Polya, Gaussian, DiagGaussian, Bernoulli) through the
+public API and the row kernels.
 """
 import json
 
@@ -9,24 +10,26 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bnpdist.data.blocks import CSRBlock
-from bnpdist.obs import Bernoulli, DataSummary, Gaussian, Multinomial, family_from_dict
+from bnpdist.obs import Bernoulli, DataSummary, Gaussian, Multinomial, Polya, family_from_dict
 
-FAMILIES = ["Multinomial", "Gaussian", "DiagGaussian", "Bernoulli"]
+FAMILIES = ["Multinomial", "Polya", "Gaussian", "DiagGaussian", "Bernoulli"]
 SEEDS = settings(max_examples=6, derandomize=True, deadline=None)
 
 
 def make_case(name, seed, n=14):
     """A resolved family and a block of n rows exercising every kernel path."""
     rng = np.random.default_rng(seed)
-    if name == "Multinomial":
+    if name in ("Multinomial", "Polya"):
         V = 12
         C = rng.poisson(0.7, size=(n, V)).astype(float)
         C[0, :3] = [1, 2, 20]          # count-1 table, product and lgamma paths
         C[1, :] = 0
         C[1, 4:6] = [0.5, 2.5]         # soft counts
         C[2, :] += 3                   # document longer than 16 tokens
-        fam = Multinomial(base=rng.random(V) + 0.5).resolve(DataSummary(n, V, "csr"))
-        return fam, CSRBlock.from_scipy(C)
+        C[3, 7] = 90                   # Polya: a count past the finite sums (digamma)
+        base = rng.random(V) + 0.5
+        fam = Multinomial(base=base) if name == "Multinomial" else Polya(s=rng.uniform(1.0, 40.0), base=base)
+        return fam.resolve(DataSummary(n, V, "csr")), CSRBlock.from_scipy(C)
     if name in ("Gaussian", "DiagGaussian"):
         d = 3
         X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + 5.0

@@ -46,6 +46,10 @@ def test_subcluster_matches_exact_posterior(family, prior):
     check(family, prior, ITERS)
 
 
+def test_subcluster_on_polya_documents_matches_exact_posterior():
+    check("polya", "dp", ITERS)
+
+
 def test_subcluster_on_two_workers_is_the_in_process_chain():
     from bnpdist.distributed import Engine
     from bnpdist.distributed.subcluster import run_subcluster

@@ -125,19 +125,22 @@ def _adf_task(block, seed, family, prior, state, ctx, prev, opts):
     return upd, r
 
 
-def _ep_task(block, seed, family, prior, state, ctx, prev, epsilon):
+def _ep_task(block, seed, family, prior, state, ctx, prev, opts):
     """One EP pass over one partition, rows in the order drawn from its seed."""
     part, remap = ctx
+    epsilon, outside = opts
     return ep_partition(block, family, prior, state, apply_remap(prev[1], remap), epsilon=epsilon,
-                        full=part == 0, rng=np.random.default_rng(seed))
+                        full=part == 0, rng=np.random.default_rng(seed),
+                        outside=outside if part == 0 else None)
 
 
 class VariationalRun:
     """Drives ADF rounds and EP passes over ``data`` with ``engine`` (Dask or :class:`InProcess`).
 
     Parameters mirror :class:`~bnpdist.mixture.BNPMixture`; ``state`` continues a previous fit
-    (streaming).  After iterating, ``state`` is the final global state and
-    :meth:`contributions` returns the rows' local contributions.
+    (streaming: EP passes after the ADF pass then refine the new rows' contributions, the earlier
+    rows' statistics fixed, their occupancy carried in ``outside``).  After iterating, ``state``
+    is the final global state and :meth:`contributions` returns the rows' local contributions.
     """
 
     def __init__(self, engine, data: DistData, family, prior, *, epsilon: float,
@@ -148,6 +151,9 @@ class VariationalRun:
         self.merge_threshold, self.seed = merge_threshold, seed
         self.batch_size, self.n_iter, self.tol = batch_size, n_iter, tol
         self.state = VarState.empty(family) if state is None else state
+        #: Σ log(1 − q) over the rows of earlier fits per cluster (current numbering): their
+        #: occupancy, which EP's per-pass occupancy of this run's rows is combined with
+        self.outside = np.log1p(-np.minimum(self.state.ek, 1.0 - 1e-16))
         self.results: list | None = None   # per partition: (update, contributions) task results
         self.remaps: list = [None] * data.n_partitions
         self.step = 0
@@ -164,6 +170,10 @@ class VariationalRun:
         new, self.remaps, info = merge_stage(self.family, self.prior, self.state, upd, n_seen=n_seen,
                                              threshold=self.merge_threshold,
                                              drop_below=self.epsilon if drop else None)
+        to = self.remaps[0][:self.state.stats.K]   # shared clusters: old index -> new (−1 dropped)
+        outside = np.zeros(new.stats.K)
+        np.add.at(outside, to[to >= 0], self.outside[to >= 0])
+        self.outside = outside
         self.results = futures
         self.rows_seen += upd.rows
         return new, info
@@ -192,7 +202,7 @@ class VariationalRun:
             old = self.state
             ctx = [(i, self.remaps[i]) for i in range(self.data.n_partitions)]
             prev = _per_partition(self.engine, self.data, self.results)
-            self.state, info = self._round(_ep_task, ctx, prev, self.epsilon, p, drop=True)
+            self.state, info = self._round(_ep_task, ctx, prev, (self.epsilon, self.outside), p, drop=True)
             change = relative_change(old.stats, self.state.stats, self.remaps[0][:old.stats.K])
             yield self._snap(info, t0, change=change, **{"pass": p})
             if change < self.tol:

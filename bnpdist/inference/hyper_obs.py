@@ -39,9 +39,8 @@ def _step(rng, make, stats, mean: float, t0: float) -> float:
 def sample_obs_hyper(rng: np.random.Generator, family, stats):
     """One slice step per sampled hyperparameter of ``family`` given ``stats``; a new family."""
     if isinstance(family, Multinomial):
-        beta = _step(rng, lambda b: Multinomial(b, family.base, family.V), stats, family.V,
-                     math.log(family.beta))
-        return Multinomial(beta, family.base, family.V)
+        beta = _step(rng, lambda b: family.replace(beta=b), stats, family.V, math.log(family.beta))
+        return family.replace(beta=beta)
     if isinstance(family, Bernoulli) and np.ndim(family.a) == 0 and np.ndim(family.b) == 0:
         a = _step(rng, lambda x: Bernoulli(x, family.b, family.d), stats, 1.0, math.log(family.a))
         b = _step(rng, lambda x: Bernoulli(a, x, family.d), stats, 1.0, math.log(family.b))

@@ -4,8 +4,9 @@ from .bernoulli import Bernoulli
 from .gaussian import Gaussian
 from .gaussian_diag import DiagGaussian
 from .multinomial import Multinomial
+from .polya import Polya
 
-FAMILIES = {cls.name: cls for cls in (Multinomial, Gaussian, DiagGaussian, Bernoulli)}
+FAMILIES = {cls.name: cls for cls in (Multinomial, Polya, Gaussian, DiagGaussian, Bernoulli)}
 
 
 def family_from_dict(params: dict) -> ObsFamily:
@@ -17,5 +18,5 @@ def family_from_dict(params: dict) -> ObsFamily:
     return FAMILIES[kind](**params)
 
 
-__all__ = ["Multinomial", "Gaussian", "DiagGaussian", "Bernoulli", "SuffStats", "ObsFamily", "DataSummary",
+__all__ = ["Multinomial", "Polya", "Gaussian", "DiagGaussian", "Bernoulli", "SuffStats", "ObsFamily", "DataSummary",
            "family_from_dict", "FAMILIES"]

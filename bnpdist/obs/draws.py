@@ -8,6 +8,7 @@ The sub-cluster sampler (Chang & Fisher 2013) instantiates cluster parameters
     diagonal     σ⁻²_j ~ Gamma(ν_n/2, λ_nj/2), μ_j | σ²_j ~ N(μ_nj, σ²_j/κ_n) per dimension
                  log F(x | μ, σ) = −d/2 log 2π − Σ_j log σ_j − ½ Σ_j (x_j − μ_j)²/σ²_j
     Multinomial  φ ~ Dir(βb + N_k);  log F(x | φ) = Σ_v c_v log φ_v   (token sequence, as the family)
+    Polya        the same on the table counts: log F(x | φ) = h(x) + Σ_v t̂_v log φ_v
     Bernoulli    p_j ~ Beta(a_j + s_j, b_j + n − s_j);  log F(x | p) = Σ_j x_j log p_j + (1−x_j) log(1−p_j)
 
 ``sample_params(family, stats, rng)`` returns a tuple of arrays for the K clusters of ``stats``;
@@ -39,6 +40,7 @@ from .bernoulli import Bernoulli
 from .gaussian import Gaussian
 from .gaussian_diag import DiagGaussian
 from .multinomial import Multinomial
+from .polya import Polya, table_counts
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -229,6 +231,41 @@ def _multinomial_pseudo(family: Multinomial, stats, rng):
     return SuffStats(stats.family, {"n": np.ones(stats.K), "counts": counts, "total": counts.sum(axis=1)})
 
 
+# --- Polya (Multinomial on table counts) ------------------------------------------------------
+# params and side states carry the corpus frequencies p and s after the Multinomial arrays, so the
+# row functions can turn counts into table counts; h(x) is added to keep every path on one scale
+def _polya_extra(family: Polya) -> tuple:
+    return family._p(), np.array([family.s])
+
+
+def _polya_sample(family: Polya, stats, rng) -> tuple:
+    return _multinomial_sample(family, stats, rng) + _polya_extra(family)
+
+
+def _polya_loglik(block, params, sel, out):
+    T, h = table_counts(block if isinstance(block, CSRBlock) else CSRBlock.from_scipy(block),
+                        params[-2], params[-1][0])
+    _multinomial_loglik(T, params[:-2], sel, out)
+    out += h[:, None]
+
+
+def _polya_state(family: Polya, stats) -> tuple:
+    return _multinomial_state(family, stats) + _polya_extra(family)
+
+
+def _polya_side_loglik(block, state, sel, own, out):
+    T, h = table_counts(block if isinstance(block, CSRBlock) else CSRBlock.from_scipy(block),
+                        state[-2], state[-1][0])
+    _multinomial_side_loglik(T, state[:-2], sel, own, out)
+    out += h[:, None]
+
+
+def _polya_pseudo(family: Polya, stats, rng):
+    """Multinomial's pseudo-row on the table counts, with the cluster's mean h."""
+    row = _multinomial_pseudo(family, stats, rng)
+    return SuffStats(stats.family, {**row.arrays, "h": stats["h"] / np.maximum(stats.n, 1.0)})
+
+
 # --- Bernoulli (Beta) ----------------------------------------------------------------------
 def _bernoulli_sample(family: Bernoulli, stats, rng) -> tuple:
     """``(D (d, K) = log p − log(1−p), S0 (K,) = Σ_j log(1−p_j))``."""
@@ -319,6 +356,7 @@ class Draws(NamedTuple):
 REGISTRY: dict[type, Draws] = {
     DiagGaussian: Draws(_diag_sample, _diag_loglik),
     Gaussian: Draws(_gaussian_sample, _gaussian_loglik),
+    Polya: Draws(_polya_sample, _polya_loglik, _polya_state, _polya_side_loglik, _polya_pseudo),
     Multinomial: Draws(_multinomial_sample, _multinomial_loglik, _multinomial_state,
                        _multinomial_side_loglik, _multinomial_pseudo),
     Bernoulli: Draws(_bernoulli_sample, _bernoulli_loglik, _bernoulli_state,

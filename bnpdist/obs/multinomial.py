@@ -15,6 +15,16 @@ from .base import DataSummary, ObsFamily, SuffStats
 #: (docs/HYPERPARAMETERS.md: a larger β over a large vocabulary merges clusters)
 BETA_PER_WORD = 0.1
 BETA_PER_TOKEN = 1.0
+#: base="corpus": b_v ∝ N_v + CORPUS_SMOOTHING, N_v the word's count in the data (add-½)
+CORPUS_SMOOTHING = 0.5
+
+
+def corpus_base(summary: DataSummary) -> np.ndarray | None:
+    """b_v ∝ N_v + ½ from a data summary's token frequencies (None without them: uniform)."""
+    if summary.mean is None:
+        return None
+    tokens = np.asarray(summary.mean, dtype=np.float64) * (summary.mean_length or 1.0) * max(summary.n_rows, 1)
+    return tokens + CORPUS_SMOOTHING
 
 
 class Multinomial(ObsFamily):
@@ -36,8 +46,10 @@ class Multinomial(ObsFamily):
         Concentration β > 0.  ``None`` (unset; searched by ``hyperparameters="auto"``) resolves
         to ``min(0.1 * V, L)`` with L the mean tokens per document when known (βb_v = 0.1 per
         word under the uniform base, capped so the prior weighs at most one average document).
-    base : array-like (V,) or None
+    base : array-like (V,), "corpus" or None
         Base measure b (positive; used normalised to sum to 1).  ``None``: uniform, b_v = 1/V.
+        ``"corpus"``: the data's word frequencies, b_v ∝ N_v + ½ (filled by :meth:`resolve`),
+        so a word a cluster has not seen is predicted at its corpus rate rather than at 1/V.
     V : int or None
         Vocabulary size; taken from ``base`` or filled by :meth:`resolve`.
     """
@@ -46,7 +58,10 @@ class Multinomial(ObsFamily):
     block_kind = "csr"
 
     def __init__(self, beta=None, base=None, V=None):
-        if base is not None:
+        if isinstance(base, str):
+            if base != "corpus":
+                raise ValueError(f"base must be an array, 'corpus' or None, got {base!r}")
+        elif base is not None:
             base = np.asarray(base, dtype=np.float64)
             if base.ndim != 1 or not np.all(base > 0) or not np.all(np.isfinite(base)):
                 raise ValueError("base must be a 1-D array of positive finite weights")
@@ -60,8 +75,8 @@ class Multinomial(ObsFamily):
         self.V = None if V is None else int(V)
 
     def __repr__(self):
-        base = "uniform" if self.base is None else f"array({self.V})"
-        return f"Multinomial(beta={self.beta}, base={base}, V={self.V})"
+        base = "uniform" if self.base is None else "corpus" if isinstance(self.base, str) else f"array({self.V})"
+        return f"{self.name}(beta={self.beta}, base={base}, V={self.V})"
 
     # --- set-up --------------------------------------------------------------------------
     @property
@@ -79,12 +94,17 @@ class Multinomial(ObsFamily):
             beta = BETA_PER_WORD * V
             if summary.mean_length:
                 beta = min(beta, BETA_PER_TOKEN * summary.mean_length)
-        return Multinomial(beta, self.base, V)
+        base = corpus_base(summary) if isinstance(self.base, str) else self.base
+        return self.replace(beta=beta, base=base, V=V)
+
+    def replace(self, **params) -> "Multinomial":
+        """The same family (same class) with the given parameters changed."""
+        return type(self)(**{**self.get_params(deep=False), **params})
 
     def _bb(self) -> np.ndarray:
         """β·b, shape (V,)."""
-        if self.beta is None or self.V is None:
-            raise RuntimeError("Multinomial is not resolved: call .resolve(summary) first")
+        if self.beta is None or self.V is None or isinstance(self.base, str):
+            raise RuntimeError(f"{self.name} is not resolved: call .resolve(summary) first")
         b = np.full(self.V, 1.0 / self.V) if self.base is None else self.base / self.base.sum()
         return self.beta * b
 
