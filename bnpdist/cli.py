@@ -503,8 +503,10 @@ def _seeds(value: str | None):
                    "bgm-dirichlet, bnpy, gsdmm, kmeans-true-k, tfidf-kmeans-true-k).")
 @click.option("--seeds", default=None, metavar="0-4|0,1,...", show_default="0-4 (--quick: 0,1)",
               help="quality: the seeds (samplers and bnpy get at most their first 3).")
+@click.option("--n-jobs", type=int, default=1, show_default=True,
+              help="quality: fits run in this many worker processes at once.")
 @cluster_options
-def bench(what, n_docs, out, quick, sets, estimators, seeds, **kw):
+def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, **kw):
     """Time the kernels and passes against the sparse × dense bound X·W measured in the same run,
     or (--what quality) run the quality league and write its tables under --out."""
     from .bench import main_table
@@ -518,7 +520,7 @@ def bench(what, n_docs, out, quick, sets, estimators, seeds, **kw):
         notes = []
         try:
             records = run_league(_names(sets), _names(estimators), _seeds(seeds), quick=quick,
-                                 progress=progress("league", "fit"), notes=notes)
+                                 n_jobs=n_jobs, progress=progress("league", "fit"), notes=notes)
         except ValueError as e:
             raise click.UsageError(str(e))
         js, md = write_results(records, out, notes)

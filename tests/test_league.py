@@ -181,3 +181,12 @@ def test_cli_quality_writes_the_tables(tmp_path):
                                                       ("bgm-dp", 0), ("bgm-dp", 1)]
     bad = CliRunner().invoke(cli, ["bench", "--what", "quality", "--sets", "nope", "--out", str(out)])
     assert bad.exit_code == 2 and "unknown set" in bad.output
+
+
+def test_worker_processes_give_the_records_of_one_process():
+    kw = dict(sets=["iris"], estimators=["kmeans-true-k", "bgm-dp"], seeds=[0, 1])
+    one, two = run_league(**kw), run_league(**kw, n_jobs=2)
+    strip = lambda recs: [(r.estimator, r.seed, r.nmi, r.k) for r in recs]
+    assert strip(two) == strip(one)
+    with pytest.raises(ValueError, match="by name only"):
+        run_league(_tiny_sets()[:1], ["bgm-dp"], seeds=[0], n_jobs=2)

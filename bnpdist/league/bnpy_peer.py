@@ -9,7 +9,7 @@ predates Python 3.11 and NumPy 1.24, so the child applies a shim before importin
 in NumPy 1.24). The child process keeps those patches, and bnpy's log files and console output,
 away from the caller.
 
-    python -m bnpdist.league.bnpy_peer IN.npz OUT.npz   # what bnpy_labels runs
+    python bnpdist/league/bnpy_peer.py IN.npz OUT.npz   # what bnpy_labels runs
 """
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
-from ..data.blocks import CSRBlock
 
 #: bnpy's settings: DP mixture, memoized VB, 25 initial clusters, birth/merge/shuffle moves
 N_LAPS, K_INIT = 50, 25
@@ -34,7 +32,9 @@ def missing() -> str | None:
 
 
 def bnpy_labels(ls, seed: int) -> np.ndarray:
-    """Fit bnpy's DP mixture (Gauss for dense sets, Mult for text) in a child process."""
+    """Fit bnpy's DP mixture (Gauss for dense sets, Mult for text) in a child process (this
+    file run as a script: it imports only NumPy before bnpy)."""
+    from ..data.blocks import CSRBlock
     with tempfile.TemporaryDirectory(prefix="bnpdist-bnpy-") as tmp:
         src, dst = Path(tmp, "in.npz"), Path(tmp, "out.npz")
         if isinstance(ls.X, CSRBlock):
@@ -42,7 +42,7 @@ def bnpy_labels(ls, seed: int) -> np.ndarray:
                      n_cols=ls.X.n_cols, seed=seed)
         else:
             np.savez(src, X=ls.X, seed=seed)
-        done = subprocess.run([sys.executable, "-m", "bnpdist.league.bnpy_peer", str(src), str(dst)],
+        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(src), str(dst)],
                               capture_output=True, text=True, cwd=tmp)
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]

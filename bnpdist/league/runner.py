@@ -91,31 +91,70 @@ def fit_one(ls, entrant, seed: int) -> Record:
                   k=int(len(np.unique(labels))), seconds=seconds)
 
 
-def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, progress=None,
-               notes: list | None = None) -> list[Record]:
-    """Records of every (set, entrant, seed) of :func:`plan`.
+def _data(spec, seed: int, quick: bool, cache: dict):
+    """The set's data for ``seed``, loaded once into ``cache`` (one set's data kept at a time)."""
+    key = (spec.name, seed if spec.seeded else 0, quick)
+    if key not in cache:
+        for old in [k for k in cache if k[0] != spec.name]:
+            del cache[old]
+        cache[key] = spec.load(seed, quick)
+    return cache[key]
+
+
+#: a worker process's loaded sets
+_WORKER_CACHE: dict = {}
+
+
+def _job(set_name: str, entrant_name: str, seed: int, quick: bool) -> Record:
+    """One fit in a worker process: the set and entrant looked up by name."""
+    return fit_one(_data(SETS[set_name], seed, quick, _WORKER_CACHE), ENTRANTS[entrant_name], seed)
+
+
+def _parallel(jobs, specs, entrants, quick, n_jobs, bar):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    custom = [n for n, o in specs.items() if SETS.get(n) is not o]
+    custom += [n for n, o in entrants.items() if ENTRANTS.get(n) is not o]
+    if custom:
+        raise ValueError(f"n_jobs > 1 runs sets and estimators by name only; {custom} are not in the registry")
+    out = [None] * len(jobs)
+    with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_job, s, e, seed, quick): i for i, (s, e, seed) in enumerate(jobs)}
+        for f in as_completed(futures):
+            out[futures[f]] = f.result()
+            if bar is not None:
+                bar.update(1)
+    return out
+
+
+def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n_jobs: int = 1,
+               progress=None, notes: list | None = None) -> list[Record]:
+    """Records of every (set, entrant, seed) of :func:`plan`, in plan order.
 
     ``sets``/``estimators``: names in :data:`~bnpdist.league.sets.SETS` /
-    :data:`~bnpdist.league.entrants.ENTRANTS` or such objects (default all; ``quick``: the small versions of
-    :data:`~bnpdist.league.sets.QUICK_SETS`); ``seeds`` default 0–4 (``quick``: 0, 1), capped
-    per entrant by ``Entrant.seeds``. ``progress(iterable, total) -> iterable`` wraps the
-    jobs (e.g. tqdm); ``notes``, a list, receives the lines about entrants that could not play.
+    :data:`~bnpdist.league.entrants.ENTRANTS` or such objects (default all; ``quick``: the small
+    versions of :data:`~bnpdist.league.sets.QUICK_SETS`); ``seeds`` default 0–4 (``quick``: 0,
+    1), capped per entrant by ``Entrant.seeds``. ``n_jobs`` > 1 runs the fits in that many
+    worker processes (registry names only; each fit's seconds are then measured beside the
+    others). ``progress(iterable, total) -> iterable`` wraps the jobs (e.g. tqdm); ``notes``, a
+    list, receives the lines about entrants that could not play.
     """
     jobs, specs, entrants, missing = plan(sets, estimators, seeds, quick)
     if notes is not None:
         notes.extend(missing)
-    cache = {}
-    records = []
+    if n_jobs > 1:
+        bar = progress(None, len(jobs)) if progress else None
+        try:
+            return _parallel(jobs, specs, entrants, quick, n_jobs, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+    records, cache = [], {}
     bar = progress(jobs, len(jobs)) if progress else jobs
     for s, e, seed in bar:
-        spec = specs[s]
-        key = (s, seed if spec.seeded else 0)
-        if key not in cache:
-            cache = {k: v for k, v in cache.items() if k[0] == s}   # keep one set's data at a time
-            cache[key] = spec.load(seed, quick)
         if hasattr(bar, "set_postfix_str"):   # a tqdm bar: show what runs now
             bar.set_postfix_str(f"{s} {e} seed {seed}")
-        records.append(fit_one(cache[key], entrants[e], seed))
+        records.append(fit_one(_data(specs[s], seed, quick, cache), entrants[e], seed))
     return records
 
 
