@@ -493,7 +493,8 @@ def _seeds(value: str | None):
 @click.option("--n-docs", type=int, default=20_000, show_default=True,
               help="Documents of the NYT-shaped corpus (V = 7,841, K ≈ 100) generated for the run.")
 @click.option("--out", type=click.Path(file_okay=False), default="out/league", show_default=True,
-              help="quality: folder for league.json (every record) and league.md (the tables).")
+              help="quality: folder for league.json (every record) and league.md (the tables), "
+                   "rewritten after every fit.")
 @click.option("--quick", is_flag=True, default=False,
               help="quality: four small sets and seeds 0, 1 (a few minutes).")
 @click.option("--sets", default=None, metavar="A,B,...", show_default="all",
@@ -505,8 +506,10 @@ def _seeds(value: str | None):
               help="quality: the seeds (samplers and bnpy get at most their first 3).")
 @click.option("--n-jobs", type=int, default=1, show_default=True,
               help="quality: fits run in this many worker processes at once.")
+@click.option("--fit-cpu-limit", type=float, default=300.0, show_default=True,
+              help="quality: CPU seconds one fit may take; past it the fit is recorded as a timeout (0: no limit).")
 @cluster_options
-def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, **kw):
+def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, fit_cpu_limit, **kw):
     """Time the kernels and passes against the sparse × dense bound X·W measured in the same run,
     or (--what quality) run the quality league and write its tables under --out."""
     from .bench import main_table
@@ -520,7 +523,9 @@ def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, **kw):
         notes = []
         try:
             records = run_league(_names(sets), _names(estimators), _seeds(seeds), quick=quick,
-                                 n_jobs=n_jobs, progress=progress("league", "fit"), notes=notes)
+                                 n_jobs=n_jobs, cpu_seconds=fit_cpu_limit or None,
+                                 progress=progress("league", "fit"), notes=notes,
+                                 on_record=lambda recs: write_results(recs, out, notes))
         except ValueError as e:
             raise click.UsageError(str(e))
         js, md = write_results(records, out, notes)

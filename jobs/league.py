@@ -31,10 +31,11 @@ def main(argv=None) -> int:
     ap.add_argument("--estimators")
     ap.add_argument("--seeds")
     ap.add_argument("--n-jobs")
+    ap.add_argument("--fit-cpu-limit")
     ap.add_argument("--docs", action="store_true", help="write the tables into README.md and docs/QUALITY.md")
     args = ap.parse_args(argv)
     flags = ["--out", args.out] + ["--quick"] * args.quick + [
-        x for name in ("sets", "estimators", "seeds", "n_jobs") if getattr(args, name)
+        x for name in ("sets", "estimators", "seeds", "n_jobs", "fit_cpu_limit") if getattr(args, name)
         for x in (f"--{name.replace('_', '-')}", getattr(args, name))]
     command = " ".join(["bnpdist bench --what quality", *flags])
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

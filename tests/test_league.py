@@ -154,6 +154,19 @@ def test_a_failing_fit_is_an_error_record():
     assert "error" in render(recs)
 
 
+def test_a_fit_past_its_cpu_budget_is_a_timeout_record():
+    import time
+
+    def spin(ls, seed):
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 60:
+            pass
+        return np.zeros(ls.n, int)
+    recs = run_league(_tiny_sets()[:1], [Entrant("slow", "peer", ("dense",), spin, "spins")], seeds=[0],
+                      cpu_seconds=0.3)
+    assert recs[0].error == "timeout: over 0.3 CPU s" and recs[0].nmi is None
+
+
 def test_registry_has_the_sets_and_entrants_the_issue_asks_for():
     kinds = [s.kind for s in SETS.values()]
     assert len(SETS) >= 12 and kinds.count("dense") >= 6 and kinds.count("text") >= 6

@@ -14,6 +14,7 @@ away from the caller.
 from __future__ import annotations
 
 import importlib.util
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,15 +36,19 @@ def bnpy_labels(ls, seed: int) -> np.ndarray:
     """Fit bnpy's DP mixture (Gauss for dense sets, Mult for text) in a child process (this
     file run as a script: it imports only NumPy before bnpy)."""
     from ..data.blocks import CSRBlock
+    from .limits import FitTimeout, active
+    limit = active()
     with tempfile.TemporaryDirectory(prefix="bnpdist-bnpy-") as tmp:
         src, dst = Path(tmp, "in.npz"), Path(tmp, "out.npz")
         if isinstance(ls.X, CSRBlock):
             np.savez(src, indptr=ls.X.indptr, indices=ls.X.indices, data=ls.X.data,
-                     n_cols=ls.X.n_cols, seed=seed)
+                     n_cols=ls.X.n_cols, seed=seed, cpu_limit=limit or 0)
         else:
-            np.savez(src, X=ls.X, seed=seed)
+            np.savez(src, X=ls.X, seed=seed, cpu_limit=limit or 0)
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(src), str(dst)],
                               capture_output=True, text=True, cwd=tmp)
+        if done.returncode == -signal.SIGXCPU:
+            raise FitTimeout(f"over {limit:.0f} CPU s")
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]
             raise RuntimeError(f"bnpy failed: {last}")
@@ -68,6 +73,7 @@ def _shim() -> None:
 def _fit(src: Path, dst: Path) -> None:
     import logging
     import os
+    import resource
     import warnings
     warnings.filterwarnings("ignore")
     logging.disable(logging.CRITICAL)
@@ -75,7 +81,9 @@ def _fit(src: Path, dst: Path) -> None:
     import bnpy
     with np.load(src) as z:
         arrays = {k: z[k] for k in z.files}
-    seed = int(arrays["seed"])
+    seed, limit = int(arrays["seed"]), int(np.ceil(arrays["cpu_limit"]))
+    if limit:   # past it the kernel stops this process with SIGXCPU
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
     if "X" in arrays:
         data, obs = bnpy.data.XData(arrays["X"]), "Gauss"
     else:

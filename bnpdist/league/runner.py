@@ -22,6 +22,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from ..metrics import nmi
 from .entrants import ENTRANTS
+from .limits import FIT_CPU_SECONDS, FitTimeout, cpu_limit
 from .records import Record
 from .sets import QUICK_SETS, SETS
 
@@ -76,13 +77,16 @@ def plan(sets=None, estimators=None, seeds=None, quick: bool = False):
     return jobs, sets, ests, notes
 
 
-def fit_one(ls, entrant, seed: int) -> Record:
-    """Fit and score one entrant on one labelled set with one seed."""
+def fit_one(ls, entrant, seed: int, cpu_seconds: float | None = FIT_CPU_SECONDS) -> Record:
+    """Fit and score one entrant on one labelled set with one seed, within ``cpu_seconds``
+    (:mod:`~bnpdist.league.limits`; None: no limit)."""
     base = dict(**ls.describe(), estimator=entrant.name, role=entrant.role, seed=seed, seeded=ls.seeded)
     t0 = time.perf_counter()
     try:
-        with quiet():
+        with quiet(), cpu_limit(cpu_seconds):
             labels = np.asarray(entrant.fit(ls, seed))
+    except FitTimeout as e:
+        return Record(**base, error=f"timeout: {e}")
     except Exception as e:  # one failing fit is a result, not the end of the league
         msg = str(e).strip().splitlines()
         return Record(**base, error=f"{type(e).__name__}: {msg[0] if msg else ''}"[:200])
@@ -105,12 +109,13 @@ def _data(spec, seed: int, quick: bool, cache: dict):
 _WORKER_CACHE: dict = {}
 
 
-def _job(set_name: str, entrant_name: str, seed: int, quick: bool) -> Record:
+def _job(set_name: str, entrant_name: str, seed: int, quick: bool, cpu_seconds) -> Record:
     """One fit in a worker process: the set and entrant looked up by name."""
-    return fit_one(_data(SETS[set_name], seed, quick, _WORKER_CACHE), ENTRANTS[entrant_name], seed)
+    return fit_one(_data(SETS[set_name], seed, quick, _WORKER_CACHE), ENTRANTS[entrant_name], seed,
+                   cpu_seconds)
 
 
-def _parallel(jobs, specs, entrants, quick, n_jobs, bar):
+def _parallel(jobs, specs, entrants, quick, cpu_seconds, n_jobs, bar, on_record):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     custom = [n for n, o in specs.items() if SETS.get(n) is not o]
@@ -119,16 +124,20 @@ def _parallel(jobs, specs, entrants, quick, n_jobs, bar):
         raise ValueError(f"n_jobs > 1 runs sets and estimators by name only; {custom} are not in the registry")
     out = [None] * len(jobs)
     with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_job, s, e, seed, quick): i for i, (s, e, seed) in enumerate(jobs)}
+        futures = {pool.submit(_job, s, e, seed, quick, cpu_seconds): i
+                   for i, (s, e, seed) in enumerate(jobs)}
         for f in as_completed(futures):
             out[futures[f]] = f.result()
+            if on_record is not None:
+                on_record([r for r in out if r is not None])
             if bar is not None:
                 bar.update(1)
     return out
 
 
 def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n_jobs: int = 1,
-               progress=None, notes: list | None = None) -> list[Record]:
+               cpu_seconds: float | None = FIT_CPU_SECONDS, progress=None, notes: list | None = None,
+               on_record=None) -> list[Record]:
     """Records of every (set, entrant, seed) of :func:`plan`, in plan order.
 
     ``sets``/``estimators``: names in :data:`~bnpdist.league.sets.SETS` /
@@ -136,8 +145,10 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
     versions of :data:`~bnpdist.league.sets.QUICK_SETS`); ``seeds`` default 0–4 (``quick``: 0,
     1), capped per entrant by ``Entrant.seeds``. ``n_jobs`` > 1 runs the fits in that many
     worker processes (registry names only; each fit's seconds are then measured beside the
-    others). ``progress(iterable, total) -> iterable`` wraps the jobs (e.g. tqdm); ``notes``, a
-    list, receives the lines about entrants that could not play.
+    others). A fit past ``cpu_seconds`` CPU seconds stops and is recorded as a timeout (None:
+    no limit). ``progress(iterable, total) -> iterable`` wraps the jobs (e.g. tqdm); ``notes``,
+    a list, receives the lines about entrants that could not play; ``on_record(records so
+    far)`` is called after every fit (e.g. to save partial results).
     """
     jobs, specs, entrants, missing = plan(sets, estimators, seeds, quick)
     if notes is not None:
@@ -145,7 +156,7 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
     if n_jobs > 1:
         bar = progress(None, len(jobs)) if progress else None
         try:
-            return _parallel(jobs, specs, entrants, quick, n_jobs, bar)
+            return _parallel(jobs, specs, entrants, quick, cpu_seconds, n_jobs, bar, on_record)
         finally:
             if bar is not None:
                 bar.close()
@@ -154,7 +165,9 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
     for s, e, seed in bar:
         if hasattr(bar, "set_postfix_str"):   # a tqdm bar: show what runs now
             bar.set_postfix_str(f"{s} {e} seed {seed}")
-        records.append(fit_one(_data(specs[s], seed, quick, cache), entrants[e], seed))
+        records.append(fit_one(_data(specs[s], seed, quick, cache), entrants[e], seed, cpu_seconds))
+        if on_record is not None:
+            on_record(records)
     return records
 
 
