@@ -19,6 +19,7 @@ from pathlib import Path
 from bnpdist.bench import write_section
 from bnpdist.cli import cli
 from bnpdist.league import read_results, render, summary
+from bnpdist.league.table import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +34,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n-jobs")
     ap.add_argument("--fit-cpu-limit")
     ap.add_argument("--docs", action="store_true", help="write the tables into README.md and docs/QUALITY.md")
+    ap.add_argument("--previous", help="league.json of an earlier run of the same command: --docs adds "
+                                       "how this run differs from it")
     args = ap.parse_args(argv)
     flags = ["--out", args.out] + ["--quick"] * args.quick + [
         x for name in ("sets", "estimators", "seeds", "n_jobs", "fit_cpu_limit") if getattr(args, name)
@@ -50,6 +53,8 @@ def main(argv=None) -> int:
         records, notes = read_results(Path(args.out) / "league.json")
         head = (f"Command: `{command}` ({started}, {minutes:.0f} min wall; {os.cpu_count()} cores, "
                 f"load average {load} at the start).")
+        if args.previous:
+            head += " Against the run before it: " + compare(read_results(args.previous)[0], records)
         write_section(ROOT / "README.md", "quality", head + "\n\n" + summary(records, notes))
         write_section(ROOT / "docs" / "QUALITY.md", "quality-results", head + "\n\n" + render(records, notes))
         print(f"README.md and docs/QUALITY.md updated ({minutes:.0f} min)", file=sys.stderr)

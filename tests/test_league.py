@@ -146,6 +146,15 @@ def test_league_end_to_end_on_tiny_sets(tmp_path):
     assert json.loads(js.read_text())["records"][0]["set"] == "tiny-blobs"
 
 
+def test_compare_names_what_changed():
+    from bnpdist.league.table import compare
+    a = [_rec("default", 0, 0.5), _rec("default", 1, 0.6)]
+    b = [_rec("default", 0, 0.5), _rec("default", 1, 0.7, k=4)]
+    text = compare(a, b)
+    assert "2 fits in both runs" in text and "1 with the same NMI and K" in text
+    assert "s default seed 1 0.600 K 3 → 0.700 K 4" in text and "seed 0" not in text
+
+
 def test_a_failing_fit_is_an_error_record():
     def boom(ls, seed):
         raise RuntimeError("no luck\nsecond line")

@@ -105,3 +105,21 @@ def summary(records: list[Record], notes=()) -> str:
 def render(records: list[Record], notes=()) -> str:
     """The whole report: :func:`summary`, then :func:`details`."""
     return summary(records, notes) + "\n\n**every set × estimator**\n\n" + details(records)
+
+
+def compare(before: list[Record], after: list[Record]) -> str:
+    """One paragraph on how a rerun differs from an earlier run: records with the same
+    (set, estimator, seed) whose NMI or K changed, and the total fit seconds of each."""
+    key = lambda r: (r.set, r.estimator, r.seed)
+    old = {key(r): r for r in before}
+    both = [(old[key(r)], r) for r in after if key(r) in old]
+    changed = [(a, b) for a, b in both if (a.nmi, a.k, a.error is None) != (b.nmi, b.k, b.error is None)]
+    secs = [sum(r.seconds or 0.0 for r in rs) for rs in ([a for a, _ in both], [b for _, b in both])]
+    text = (f"{len(both)} fits in both runs; fit seconds {secs[0]:,.0f} then {secs[1]:,.0f}; "
+            f"{len(both) - len(changed)} with the same NMI and K")
+    if changed:
+        fmt = lambda r: "error" if r.nmi is None else f"{r.nmi:.3f} K {r.k}"
+        text += "; changed: " + ", ".join(f"{a.set} {a.estimator} seed {a.seed} {fmt(a)} → {fmt(b)}"
+                                          for a, b in changed[:20])
+        text += f" (and {len(changed) - 20} more)" if len(changed) > 20 else ""
+    return text + "."
