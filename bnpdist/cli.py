@@ -506,7 +506,7 @@ def _seeds(value: str | None):
               help="quality: the seeds (samplers and bnpy get at most their first 3).")
 @click.option("--n-jobs", type=int, default=1, show_default=True,
               help="quality: fits run in this many worker processes at once.")
-@click.option("--fit-cpu-limit", type=float, default=300.0, show_default=True,
+@click.option("--fit-cpu-limit", type=float, default=120.0, show_default=True,
               help="quality: CPU seconds one fit may take; past it the fit is recorded as a timeout (0: no limit).")
 @cluster_options
 def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, fit_cpu_limit, **kw):

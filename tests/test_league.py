@@ -133,7 +133,7 @@ def test_league_end_to_end_on_tiny_sets(tmp_path):
     # dense: default + bgm-dp, 2 seeds each; text: default + gsdmm (3 seeds max, 2 given)
     assert [(r.set, r.estimator) for r in recs].count(("tiny-blobs", "bgm-dp")) == 2
     assert not any(r.estimator == "bgm-dp" and r.kind == "text" for r in recs)
-    assert len(recs) == 8 and all(r.error is None for r in recs)
+    assert len(recs) == 8 and all(r.error is None and r.cpu >= 0 and r.seconds > 0 for r in recs)
     bgm = [r for r in recs if r.estimator == "bgm-dp"]
     assert all(r.nmi > 0.99 and r.k == 2 and r.true_k == 2 for r in bgm)
     targets = {(t.set, t.what.split()[0]): t for t in check(recs)}

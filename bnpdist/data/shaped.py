@@ -66,7 +66,7 @@ def make_unbalanced(sizes=(2000, 200, 20), d: int = 3, spread: float = 6.0,
     return _shuffled(rng, X, labels)
 
 
-def make_low_rank(n: int = 600, d: int = 100, rank: int = 4, k: int = 6, spread: float = 4.0,
+def make_low_rank(n: int = 300, d: int = 100, rank: int = 4, k: int = 6, spread: float = 4.0,
                   noise: float = 0.1, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``k`` equal-sized clusters on a ``rank``-dimensional subspace of R^d: latent
     ``u ~ N(c_k, I_rank)``, ``c_k ~ N(0, spread² I_rank)``; ``x = B u + noise·ε`` with ``B``

