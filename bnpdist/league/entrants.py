@@ -43,12 +43,14 @@ def _bnp(algorithm: str | None):
 
 
 def _stream(ls, seed):
-    """What ``bnpdist stream`` does with one file per batch: the CLI's estimator
-    (:class:`~bnpdist.ops.estimator.ModelSpec` defaults), ``partial_fit`` per batch in order,
-    then the final model's ``predict`` on all rows."""
+    """What ``bnpdist stream`` does with one file per batch: the estimator its model flags build
+    at their defaults (read from the command itself, so a changed CLI default is followed),
+    ``partial_fit`` per batch in order, then the final model's ``predict`` on all rows."""
+    from ..cli import MODEL_KEYS, cli
     from ..data.blocks import split_rows
     from ..ops.estimator import ModelSpec
-    est = ModelSpec(seed=seed).build()
+    flags = {p.name: p.default for p in cli.commands["stream"].params if p.name in MODEL_KEYS}
+    est = ModelSpec(**{**flags, "seed": seed}).build()
     for batch in split_rows(ls.X, STREAM_BATCHES):
         est.partial_fit(batch)
     return est.predict(ls.X)
