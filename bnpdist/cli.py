@@ -236,8 +236,12 @@ def _build(spec):
 
 
 def _logging():
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s",
+    """bnpdist's own INFO lines on stderr; Dask's (distributed, tornado, ...) only from WARNING."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
+    logging.getLogger("bnpdist").setLevel(logging.INFO)
+    for name in ("distributed", "tornado", "bokeh"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 # --- the group ---------------------------------------------------------------------------
@@ -331,10 +335,12 @@ def predict(model, source, out, **kw):
     """Assign every row of SOURCE to a cluster of the model in MODEL (a model folder, or a
     model store: its `latest`)."""
     from .ops.batch import predict_to_file
-    from .ops.store import load_model
+    from .ops.lineage import read_ids
+    from .ops.store import load_model, model_folder
     est = load_model(model)
+    known = read_ids(model_folder(model))      # a store version: its stable cluster ids
     with _engine(kw) as engine:
-        predict_to_file(engine, est, source, out)
+        predict_to_file(engine, est, source, out, None if known is None else known[0])
     click.echo(out)
 
 
@@ -392,9 +398,12 @@ def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
               help="EP passes over the window after the ADF pass (0: ADF fold-in of the new files only).")
 @click.option("--window", type=int, default=None, show_default="all consumed files",
               help="EP over the last N consumed files only.")
+@click.option("--start", type=click.Choice(["warm", "cold"]), default="warm", show_default=True,
+              help="warm: EP starts from latest's statistics (one round gives every row its first "
+                   "contribution); cold: from a new ADF pass.")
 @model_options
 @cluster_options
-def recluster(model, keep, vocab_size, settle, new, ep_passes, window, **kw):
+def recluster(model, keep, vocab_size, settle, new, ep_passes, window, start, **kw):
     """Nightly job: fold new files into MODEL/latest, refine by EP, publish a new version.
 
     Writes MODEL/<timestamp>/ (model + manifest) and then switches MODEL/latest atomically.
@@ -407,11 +416,32 @@ def recluster(model, keep, vocab_size, settle, new, ep_passes, window, **kw):
     _build(spec)
     with _engine(kw) as engine:
         res = run(ModelStore(model), engine, new, spec.build, ep_passes=ep_passes, window=window,
-                  keep=keep, vocab_size=vocab_size, settle=settle, progress=progress("EP", "pass"))
+                  keep=keep, vocab_size=vocab_size, settle=settle, warm=start == "warm",
+                  progress=progress("EP", "pass"))
     if res.version is None:
         click.echo("nothing new: latest unchanged")
     else:
         click.echo(f"published {res.version} ({len(res.new_files)} new file(s), K={res.n_clusters})")
+        changes = Path(res.version) / "changes.txt"
+        if changes.is_file():
+            click.echo(changes.read_text(encoding="utf-8").splitlines()[0])
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--model", "model", required=True, type=click.Path(file_okay=False, exists=True),
+              help="Model store folder (versions + `latest` link).")
+@click.option("--to", "to", default=None, metavar="VERSION", show_default="the version before latest",
+              help="Version folder name to switch `latest` to.")
+@cluster_options
+def rollback(model, to, **kw):
+    """Switch MODEL/latest back to an earlier version, atomically (newer versions are kept
+    until --keep prunes them). The next stream or recluster run continues from it. Runs in
+    this process (the cluster flags are accepted for uniformity)."""
+    from .ops import ModelStore
+    store = ModelStore(model)
+    with store.lock():
+        old, new = store.rollback(to)
+    click.echo(f"latest: {old} -> {new}")
 
 
 @cli.command(context_settings=CONTEXT)

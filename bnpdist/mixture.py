@@ -192,6 +192,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per
         candidate on a subsample (:mod:`bnpdist.hyper`; ``partial_fit`` searches on its first
         batch and keeps the choice); "fixed" uses the data-driven defaults
+    warm_start : "ep" only: a fitted model's next ``fit`` starts from its state (scikit-learn's
+        ``warm_start``): the fitted prior, family and statistics give every row its first local
+        contribution in one round (:meth:`~bnpdist.distributed.variational.VariationalRun.warm`)
+        instead of a recording ADF pass, and no hyperparameter search runs (the nightly
+        ``recluster``); the first ``fit`` is a cold one
     client, scheduler : a ``distributed.Client`` or scheduler address.  When both are None
         (and Dask's config names no scheduler), in-memory input up to 64 MiB with
         ``n_partitions`` None runs in this process without Dask; anything else uses an
@@ -234,7 +239,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     def __init__(self, prior=None, obs=None, algorithm="adf", n_iter=20, epsilon=None,
                  merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
                  random_state=0, sample_hyperparameters=False, w=1.0, burn_in=None, thin=1,
-                 point_estimate="vi", hyperparameters="auto", client=None, scheduler=None, verbose=False):
+                 point_estimate="vi", hyperparameters="auto", warm_start=False, client=None,
+                 scheduler=None, verbose=False):
         self.prior = prior
         self.obs = obs
         self.algorithm = algorithm
@@ -251,6 +257,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self.thin = thin
         self.point_estimate = point_estimate
         self.hyperparameters = hyperparameters
+        self.warm_start = warm_start
         self.client = client
         self.scheduler = scheduler
         self.verbose = verbose
@@ -350,19 +357,33 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         (samplers' snapshots carry labels every ``thin``-th sweep and in the last)."""
         return self._fit_snapshots(X, snapshot_labels=True)
 
+    def _warm_state(self) -> VarState | None:
+        """The fitted state a ``warm_start`` fit continues from (None: a cold fit)."""
+        if not (self.warm_start and hasattr(self, "stats_")):
+            return None
+        if self.algorithm != "ep":
+            raise ValueError(f"warm_start is implemented for algorithm='ep', not {self.algorithm!r}")
+        return VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
+
     def _fit_snapshots(self, X, snapshot_labels: bool) -> Iterator[Snapshot]:
-        X = self._input(X, fitted=False)
-        prior = self._given_prior()
-        config = replace(self._config(prior, resolve_seed(self.random_state)), snapshot_labels=snapshot_labels)
+        warm = self._warm_state()
+        X = self._input(X, fitted=warm is not None)
+        prior = self.prior_ if warm is not None else self._given_prior()
+        seed = self.seed_ if warm is not None else resolve_seed(self.random_state)
+        config = replace(self._config(prior, seed), snapshot_labels=snapshot_labels)
         self.seed_ = config.seed
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
-            prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
-            self.vocabulary_ = self._vocabulary(data)
+            if warm is None:
+                prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
+            else:       # the fitted prior and family; the search ran when they were chosen
+                prior, family = self.prior_, self.obs_
+                self._check_width(data)
+            self.vocabulary_ = self._vocabulary(data) or getattr(self, "vocabulary_", None)
             self.history_ = []
             snap, adf_rounds, passes, kept = None, 0, 0, []
             sampler = self.algorithm in SAMPLERS
-            for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, None):
+            for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, warm):
                 self._absorb(snap, snap.info.get("family", family), snap.prior or prior)
                 adf_rounds, passes = adf_rounds + ("round" in snap.info), passes + ("round" not in snap.info)
                 if sampler and self.point_estimate != "last" and config.kept(snap.step):
@@ -496,11 +517,14 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                            self.prior_.log_new_weight(self.U_))
         return lw - logsumexp(lw)
 
-    def _score(self, engine, data, proba: bool = False):
+    def _check_width(self, data) -> None:
         kind = self.obs_.block_kind
         if data.kind != kind or data.n_features != self.obs_.n_features:
             raise ValueError(f"X has {data.n_features} {data.kind} features; the model was fitted on "
                              f"{self.obs_.n_features} {kind} features")
+
+    def _score(self, engine, data, proba: bool = False):
+        self._check_width(data)
         parts = gather(engine, engine.map(_score_part, data, self.obs_, self.stats_, self._log_weights(),
                                           proba, key="score"))
         labels = np.concatenate([p[0] for p in parts])
@@ -532,7 +556,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     # --- persistence ---------------------------------------------------------------------
     _PARAMS = ("algorithm", "n_iter", "epsilon", "merge_threshold", "tol", "batch_size",
                "n_partitions", "random_state", "sample_hyperparameters", "w", "burn_in", "thin",
-               "point_estimate", "hyperparameters", "verbose")
+               "point_estimate", "hyperparameters", "warm_start", "verbose")
 
     def save(self, path, overwrite: bool = False) -> None:
         """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle) [+ ``vocab.txt``], atomically.

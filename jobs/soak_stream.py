@@ -219,8 +219,10 @@ def run_soak(work: Path, n_files: int, min_kills: int, seed: int, settle: float,
     X, _, _ = load(warm)                     # compile the kernels and import what a run
     BNPMixture(algorithm="adf", random_state=0, hyperparameters="fixed").partial_fit(X).score(X)
     Engine(n_workers=1).close()              # needs, once, before forking
-    time.sleep(0.2)
-    assert threading.active_count() == 1, threading.enumerate()
+    deadline = time.monotonic() + 30   # the closed cluster's threads end (slowly under load)
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == 1, threading.enumerate()   # forking with threads is unsafe
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     producer = subprocess.Popen([sys.executable, __file__, str(work), "--produce", "--files",
                                  str(n_files), "--seed", str(seed), "--pace", str(pace)], env=env)

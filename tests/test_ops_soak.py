@@ -28,9 +28,9 @@ def test_stream_soak_applies_each_content_once(tmp_path):
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["files"] == N_FILES and summary["kills"] >= MIN_KILLS
     assert all(summary["checks"].values()), summary
-    assert len(set(summary["consumed_at_kills"])) >= MIN_KILLS // 3      # kills fell mid-stream
+    assert len(set(summary["consumed_at_kills"])) >= MIN_KILLS // 3, summary   # kills mid-stream
     for kind in ("atomic", "in-place", "symlink", "copy", "symlink-dup", "poison"):
-        assert summary["kinds"][kind] > 0, kind
+        assert summary["kinds"][kind] > 0, (kind, summary)
 
     # the same outcome, checked here from the files themselves
     ledger = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]

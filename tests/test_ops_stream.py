@@ -117,7 +117,9 @@ def _helper(work: Path, seed: int) -> dict:
     X, _, _ = load(work / "ref-in" / "day-0.parquet")   # compile the kernels and import what a
     BNPMixture(algorithm="adf", random_state=0).partial_fit(X).score(X)   # run needs, once,
     Engine(n_workers=1).close()                         # here, before forking
-    time.sleep(0.2)
+    deadline = time.monotonic() + 30   # the closed cluster's threads end (slowly under load)
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert threading.active_count() == 1, threading.enumerate()   # forking with threads is unsafe
     outcome, work_time = _run(work / "ref-in", work / "ref")
     assert outcome == "ok"

@@ -195,6 +195,22 @@ class VariationalRun:
             self.state, info = self._round(_adf_task, ctx, prev, (self.epsilon, record), 0, drop=False)
             yield self._snap(info, t0, round=r)
 
+    def warm(self, prev: VarState) -> Iterator[Snapshot]:
+        """Warm start: the rows' first local contributions from a previous fit's state ``prev``.
+
+        One round: every partition scans its rows by ADF from ``prev`` (recording their
+        responsibilities) and reports only its rows' contributions, so the statistics become
+        Σ_j q(z_j) T(x_j) over this data — ``prev``'s statistics guide the assignments but are
+        not counted again. Clusters of ``prev`` that no row joins fall below ε and are dropped
+        by the first EP pass. Replaces the recording ADF pass of a cold EP fit.
+        """
+        t0 = time.perf_counter()
+        self.state = VarState(prev.stats, prev.ek, prev.U, 0)
+        self.outside = np.zeros(prev.stats.K)    # prev's rows are this data's rows, not outside it
+        ctx = [(-1, 0, n, None) for n in self.data.n_rows]    # part −1: changes only, one round
+        self.state, info = self._round(_adf_task, ctx, None, (self.epsilon, True), 0, drop=False)
+        yield self._snap(info, t0, round=0, warm=True)
+
     def ep(self) -> Iterator[Snapshot]:
         """EP passes 1 .. n_iter−1 after a recording ADF pass; stops when the change < tol."""
         for p in range(1, self.n_iter):
@@ -225,11 +241,10 @@ def run_adf(engine, data: DistData, family, prior, config, state: VarState | Non
 
 def run_ep(engine, data: DistData, family, prior, config, state: VarState | None = None
            ) -> Iterator[Snapshot]:
-    """EP-NRM: a recording ADF pass, then up to ``config.n_iter − 1`` EP passes."""
-    if state is not None and state.stats.K:
-        raise ValueError("EP refines a batch fit from scratch; it cannot continue a streaming state")
+    """EP-NRM: a recording ADF pass — or, given a previous fit's ``state``, the warm start
+    :meth:`VariationalRun.warm` — then up to ``config.n_iter − 1`` EP passes."""
     run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
                          merge_threshold=config.merge_threshold, seed=config.seed,
                          batch_size=config.batch_size, n_iter=config.n_iter, tol=config.tol)
-    yield from run.adf(record=True)
+    yield from (run.adf(record=True) if state is None or not state.stats.K else run.warm(state))
     yield from run.ep()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from ..data import CorpusError, load, scan, write_vocab
 from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
 from .atomic import file_digest, new_dir, write_json
@@ -68,13 +70,16 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
     return out
 
 
-def predict_to_file(engine, est, source, out) -> Path:
-    """Assignments of every row of ``source`` under the fitted ``est``, written to ``out``."""
+def predict_to_file(engine, est, source, out, cluster_ids=None) -> Path:
+    """Assignments of every row of ``source`` under the fitted ``est``, written to ``out``;
+    ``cluster_ids`` (a store version's stable ids by model index) renames the clusters."""
     kind, width = est.obs_.block_kind, est.obs_.n_features
     data, corpus = open_source(engine, source, vocab_size=width if kind == "csr" else None, kind=kind)
     if corpus.n_features != width:
         raise CorpusError(f"{corpus.n_features} {kind} features; the model has {width}", corpus.files[0])
     est.set_params(client=engine.client, n_partitions=None)
     cluster, prob = assign(est, data)
+    if cluster_ids is not None:
+        cluster = np.where(cluster >= 0, np.asarray(cluster_ids)[np.maximum(cluster, 0)], -1)
     Path(out).absolute().parent.mkdir(parents=True, exist_ok=True)
     return write_assignments(out, row_ids(corpus), cluster, prob)

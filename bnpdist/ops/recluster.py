@@ -7,11 +7,17 @@
    inputs finds none and changes nothing;
 2. ``ep_passes == 0``: fold the new files in by ADF (``partial_fit``), file by file;
    ``ep_passes > 0``: fit EP over the window (every consumed file plus the new ones, or the
-   last ``window`` of them) with the latest model's resolved prior, family and seed — EP
-   needs each row's local contribution, which a saved model does not keep, so its first
-   pass is a recording ADF pass over the window (that pass is the fold-in); every consumed
-   file of the window is hashed again first, so that the model and its manifest agree;
-3. publish ``models/<timestamp>/`` (model + manifest) and switch ``latest`` atomically.
+   last ``window`` of them). EP needs each row's local contribution, which a saved model
+   does not keep: by default (``warm``) the latest model's statistics give every row its
+   first contribution in one round (``BNPMixture(warm_start=True)``), with its prior and
+   family; cold, a recording ADF pass does (with the latest's resolved prior, family and
+   seed). Every consumed file of the window is hashed again first, so that the model and
+   its manifest agree;
+3. assign every row of the window, match tonight's clusters to the previous version's
+   through the rows both assign (:mod:`bnpdist.ops.lineage`: stable ids; births, deaths,
+   merges, splits), and publish ``models/<timestamp>/`` — model, manifest,
+   ``assignments.parquet`` (stable ids), ``clusters.parquet``, ``lineage.parquet``,
+   ``changes.txt`` — then switch ``latest`` atomically.
 
 Any error before the switch (bad input: :class:`~bnpdist.data.CorpusError`; a missing
 consumed file; a crash) leaves ``latest`` untouched.
@@ -22,11 +28,15 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pyarrow.parquet as pq
 from sklearn.base import clone
 
 from ..data import CorpusError, scan, write_vocab
 from .arrivals import Arrivals, Stamp, Verdict
+from .assignments import FILE as ASSIGNMENTS, assign, row_files, row_ids, write_assignments
 from .inputs import list_inputs, open_input
+from .lineage import first, match, read_ids, write as write_lineage
 from .manifest import Entry, Manifest
 from .stream import _check_fits, model_kind, model_width
 
@@ -72,61 +82,107 @@ def _check_consumed(entries, arrivals: Arrivals) -> list[Stamp]:
     return stamps
 
 
-def _refiner(est, make_estimator, ep_passes: int):
-    """A fresh EP estimator with the latest model's resolved prior, family and seed."""
+def _estimator(est, make_estimator, ep_passes: int, warm: bool):
+    """The EP estimator of tonight's fit: the latest model itself with ``warm_start`` (its
+    statistics give every row its first local contribution), or a cold one with the latest
+    model's resolved prior, family and seed (or ``make_estimator()`` on an empty store)."""
     if est is None:
         base = make_estimator()
+    elif warm:
+        base = est.set_params(warm_start=True)
     else:
         base = clone(est).set_params(prior=est.prior_, obs=est.obs_, random_state=est.seed_)
     return base.set_params(algorithm="ep", n_iter=ep_passes + 1)
 
 
+def _previous_assignments(folder: Path | None):
+    """``(keys, stable ids, row counts by id, all ids, next_id)`` of the version ``folder``
+    (None if it has no assignments with input files)."""
+    if folder is None or not (folder / ASSIGNMENTS).is_file():
+        return None
+    t = pq.read_table(folder / ASSIGNMENTS)
+    if "file" not in t.column_names:
+        return None
+    known = read_ids(folder)
+    clusters = t.column("cluster").to_numpy()
+    all_ids, next_id = known if known is not None else (np.unique(clusters), int(clusters.max(initial=-1)) + 1)
+    ids, counts = np.unique(clusters, return_counts=True)
+    keys = list(zip(t.column("file").to_pylist(), t.column("id").to_pylist()))
+    return keys, clusters, dict(zip(ids.tolist(), counts.tolist())), all_ids, next_id
+
+
+def _lineage(previous: Path | None, keys, labels: np.ndarray, K: int):
+    """Stable ids of tonight's K clusters against the previous version (:mod:`.lineage`)."""
+    new_rows = np.bincount(labels[labels >= 0], minlength=K)
+    old = _previous_assignments(previous)
+    if old is None:
+        return first(K, new_rows)
+    old_keys, old_clusters, old_rows, all_ids, next_id = old
+    where = {k: i for i, k in enumerate(old_keys)}
+    common = [(where[k], j) for j, k in enumerate(keys) if k in where and labels[j] >= 0]
+    o = np.array([c for c, _ in common], dtype=np.int64)
+    n = np.array([j for _, j in common], dtype=np.int64)
+    return match(all_ids, old_clusters[o] if len(o) else o, labels[n] if len(n) else n, K, next_id,
+                 old_rows, new_rows)
+
+
 def recluster(store, engine, new_sources, make_estimator, *, ep_passes: int = 10,
               window: int | None = None, keep: int = 10, vocab_size: int | None = None,
-              settle: float = 5.0, progress=None) -> ReclusterResult:
+              settle: float = 5.0, warm: bool = True, progress=None) -> ReclusterResult:
     """Run one reclustering (see the module docstring); ``progress(iterable, total)`` wraps
-    the EP passes (e.g. tqdm). New files must have been unchanged for ``settle`` seconds."""
+    the EP passes (e.g. tqdm). New files must have been unchanged for ``settle`` seconds;
+    ``warm``: tonight's EP fit starts from ``latest`` (else from a recording ADF pass)."""
     arrivals = Arrivals(settle)
     with store.lock():
         est, manifest = store.load()
+        previous = store.current()
         fresh = _new_files(manifest, new_sources, arrivals)
         if not fresh:
             return ReclusterResult(None, [], None if est is None else est.n_clusters_)
-        width = model_width(est) or vocab_size
-        parts = [open_input(engine, v.path, width, model_kind(est)) for v in fresh]   # validate first
-        for path, (_, corpus) in zip([v.path for v in fresh], parts):
+        width, kind = model_width(est) or vocab_size, model_kind(est)
+        parts = [open_input(engine, v.path, width, kind) for v in fresh]   # validate first
+        for v, (_, corpus) in zip(fresh, parts):
             reason = _check_fits(est, corpus)
             if reason:
-                raise CorpusError(reason, path)
+                raise CorpusError(reason, v.path)
         heldout = [None] * len(fresh)
         if est is not None:
             est.client = engine.client
             heldout = [est.score(data) for data, _ in parts]
-        entries = [Entry(v.path, v.size, v.sha256, data.n_total, h)
-                   for v, (data, _), h in zip(fresh, parts, heldout)]
-        for e in entries:
-            manifest = manifest.add(e)
+        for v, (data, _), h in zip(fresh, parts, heldout):
+            manifest = manifest.add(Entry(v.path, v.size, v.sha256, data.n_total, h))
+        used = manifest.files[-window:] if window else manifest.files
+        stamps = _check_consumed(used, arrivals)
+        corpus = scan([e.path for e in used], kind=kind or parts[0][1].kind, vocab_size=width)
+        window_data = engine.partitions(corpus).validate()
         if ep_passes == 0:
             est = make_estimator() if est is None else est
             est.client = engine.client
             for data, _ in parts:
                 est.partial_fit(data)
-            for v in fresh:
-                if not Arrivals.unchanged(v):
-                    raise CorpusError("changed while it was folded in; nothing published", v.path)
         else:
-            used = manifest.files[-window:] if window else manifest.files
-            stamps = _check_consumed(used, arrivals)
-            corpus = scan([e.path for e in used], vocab_size=width)
-            est = _refiner(est, make_estimator, ep_passes).set_params(client=engine.client)
-            snaps = est.iter_fit(engine.partitions(corpus).validate())
+            est = _estimator(est, make_estimator, ep_passes, warm).set_params(client=engine.client)
+            snaps = est.iter_fit(window_data)
             for _ in (progress(snaps, ep_passes + 1) if progress else snaps):
                 pass
-            for e, stamp in zip(used, stamps):
-                if Stamp.of(e.path) != stamp:
-                    raise CorpusError("changed while EP read it; nothing published", e.path)
+        for e, stamp in zip(used, stamps):
+            if Stamp.of(e.path) != stamp:
+                raise CorpusError("changed while it was read; nothing published", e.path)
+        cluster, prob = assign(est, window_data)
+        sha = {e.path: e.sha256 for e in used}
+        files = row_files(corpus, sha)
+        keys = list(zip(files.tolist(), row_ids(corpus).tolist()))
+        lin = _lineage(previous, keys, cluster, est.n_clusters_)
+        stable = np.where(cluster >= 0, lin.ids[np.maximum(cluster, 0)], -1)
         vocab = parts[0][1].vocab
-        version = store.publish(est, manifest, (lambda d: write_vocab(d, vocab)) if vocab else None)
+
+        def extra(folder):
+            if vocab and not (folder / "vocab.txt").exists():
+                write_vocab(folder, vocab)
+            write_assignments(folder / ASSIGNMENTS, [k[1] for k in keys], stable, prob, files)
+            write_lineage(folder, lin, est.stats_.n)
+
+        version = store.publish(est, manifest, extra)
         store.prune(keep)
         log.info("published %s: %d new files, K=%d", version, len(fresh), est.n_clusters_)
         return ReclusterResult(version, [v.path for v in fresh], est.n_clusters_)

@@ -134,6 +134,26 @@ class ModelStore:
         fsync_dir(self.root)
         return final
 
+    def rollback(self, to: str | None = None) -> tuple[str, str]:
+        """Switch ``latest`` back to the version ``to`` (default: the one before the current);
+        return ``(from, to)``. Newer versions stay until pruned. Call while holding :meth:`lock`."""
+        cur, versions = self.current(), self.versions()
+        if cur is None:
+            raise ModelError(f"{self.root} holds no model versions to roll back")
+        if to is None:
+            older = [v for v in versions if v < cur.name]
+            if not older:
+                raise ModelError(f"{cur.name} is the oldest version in {self.root}: nothing to roll back to")
+            to = older[-1]
+        elif to not in versions:
+            raise ModelError(f"{self.root} has no version {to!r} (versions: {', '.join(versions)})")
+        load_model(self.root / to)        # refuse to switch to a version that cannot be read
+        link = tmp_beside(self.root / LATEST)
+        os.symlink(to, link)
+        os.replace(link, self.root / LATEST)
+        fsync_dir(self.root)
+        return cur.name, to
+
     def prune(self, keep: int) -> list[str]:
         """Delete all but the newest ``keep`` versions (never ``latest``) and leftover temp
         folders of killed runs; return the deleted names. Call while holding :meth:`lock`."""
