@@ -67,8 +67,8 @@ def test_grid_search_over_nested_params_and_holders():
     assert set(grid.best_params_) == {"prior__alpha", "obs__kappa0"}
     assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
     assert base.prior.alpha == 1.0 and not hasattr(base, "stats_")
-    # a grid over the holders themselves
-    grid = GridSearchCV(base, {"prior": [DP(1.0), NGGP(1.0, 0.25, 1.0)]}, cv=2).fit(X)
+    # a grid over the holders themselves, in two worker processes (estimators and holders pickle)
+    grid = GridSearchCV(base, {"prior": [DP(1.0), NGGP(1.0, 0.25, 1.0)]}, cv=2, n_jobs=2).fit(X)
     assert type(grid.best_estimator_.prior_) in (DP, NGGP) and grid.best_estimator_.n_clusters_ >= 1
 
 
