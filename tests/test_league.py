@@ -155,6 +155,11 @@ def test_compare_names_what_changed():
     assert "s default seed 1 0.600 K 3 → 0.700 K 4" in text and "seed 0" not in text
 
 
+def test_the_stream_row_runs_the_cli_estimator_over_batches():
+    (rec,) = run_league(_tiny_sets()[:1], ["stream"], seeds=[0])
+    assert rec.error is None and rec.k >= 1 and rec.nmi is not None
+
+
 def test_a_failing_fit_is_an_error_record():
     def boom(ls, seed):
         raise RuntimeError("no luck\nsecond line")

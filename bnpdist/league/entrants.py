@@ -44,13 +44,12 @@ def _bnp(algorithm: str | None):
 
 def _stream(ls, seed):
     """What ``bnpdist stream`` does with one file per batch: the estimator its model flags build
-    at their defaults (read from the command itself, so a changed CLI default is followed),
-    ``partial_fit`` per batch in order, then the final model's ``predict`` on all rows."""
-    from ..cli import MODEL_KEYS, cli
+    when none is given (:class:`~bnpdist.ops.estimator.ModelSpec`, whose unset fields are the
+    library's defaults), ``partial_fit`` per batch in order, then the final model's ``predict``
+    on all rows."""
     from ..data.blocks import split_rows
     from ..ops.estimator import ModelSpec
-    flags = {p.name: p.default for p in cli.commands["stream"].params if p.name in MODEL_KEYS}
-    est = ModelSpec(**{**flags, "seed": seed}).build()
+    est = ModelSpec(seed=seed).build()
     for batch in split_rows(ls.X, STREAM_BATCHES):
         est.partial_fit(batch)
     return est.predict(ls.X)
