@@ -135,12 +135,19 @@ def _engine(kw: dict, quiet=False):
 
 
 def progress(desc: str, unit: str):
-    """A ``(iterable, total=None) -> iterable`` wrapper drawing a tqdm bar on stderr."""
+    """A ``(iterable, total=None) -> iterable`` wrapper drawing a tqdm bar on stderr; a run
+    that ends before ``total`` (EP reached its tolerance) shows its bar complete."""
     from tqdm import tqdm
 
     def wrap(iterable, total=None):
-        return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                    dynamic_ncols=True)
+        bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True)
+        with bar:
+            for item in iterable:
+                yield item          # counted once the caller is done with it
+                bar.update()
+            if bar.total is not None and bar.n < bar.total:
+                bar.total = bar.n
+                bar.refresh()
     return wrap
 
 
@@ -237,6 +244,7 @@ def _build(spec):
 
 def _logging():
     """bnpdist's own INFO lines on stderr; Dask's (distributed, tornado, ...) only from WARNING."""
+    import distributed  # noqa: F401  (its import sets its loggers' levels: set ours after it)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     logging.getLogger("bnpdist").setLevel(logging.INFO)
@@ -321,8 +329,11 @@ def fit(source, out, force, vocab_size, n_partitions, **kw):
     check_target(out, source, force=force)    # before starting any work
     with _engine(kw) as engine:
         fit_to_dir(engine, est, source, out, force=force, vocab_size=vocab_size,
-                   n_partitions=n_partitions, progress=progress("fit", "round"))
-    click.echo(f"{out}: K={est.n_clusters_} clusters, {est.n_rows_seen_} rows")
+                   n_partitions=n_partitions, progress=progress("fit", "step"))
+    from .report import settings
+    run = dict(settings(est))
+    click.echo(f"{out}: K={est.n_clusters_} clusters, {est.n_rows_seen_} rows; prior {run['prior']}; "
+               f"{run['observation family']}; {run['algorithm']}")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -451,8 +462,8 @@ def rollback(model, to, **kw):
               show_default="MODEL/assignments.parquet if present",
               help="Assignments table for the confidence histogram.")
 @click.option("--top-words", type=int, default=10, show_default=True, help="Words listed per cluster.")
-@click.option("--max-clusters", type=int, default=20, show_default=True,
-              help="Largest clusters shown in the per-cluster sections.")
+@click.option("--max-clusters", type=click.IntRange(min=1), default=None, show_default="every cluster",
+              help="Show only the largest N clusters in the per-cluster sections.")
 @cluster_options
 def report(model, out, assignments, top_words, max_clusters, **kw):
     """Write one HTML page of PNG plots about the model in MODEL (no cluster is needed)."""
@@ -494,7 +505,7 @@ def demo(out, seed, **kw):
     """
     from .ops.demo import run_demo
     with _engine(kw) as engine:
-        run_demo(engine, out, seed=seed, echo=click.echo)
+        run_demo(engine, out, seed=seed, echo=click.echo, progress=progress("demo", "step"))
 
 
 def _names(value: str | None):

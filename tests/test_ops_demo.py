@@ -1,9 +1,13 @@
 """The main job: ``bnpdist demo`` end to end (data, known-groups model, ADF + EP, reports)."""
 from __future__ import annotations
 
+import re
+
 from click.testing import CliRunner
 
 from bnpdist.cli import cli
+from bnpdist.mixture import BNPMixture
+from bnpdist.report import settings
 
 
 def invoke(*args):
@@ -18,3 +22,8 @@ def test_demo_runs_end_to_end(tmp_path):
     for name in ("digits", "bars"):
         assert (tmp_path / "demo" / "models" / name / "assignments.parquet").is_file()
         assert (tmp_path / "demo" / f"report-{name}.html").stat().st_size > 10_000
+        run = dict(settings(BNPMixture.load(tmp_path / "demo" / "models" / name)))
+        assert f"BNP mixture ({run['prior']}; {run['algorithm']}) on {name}:" in res.stdout
+        assert "test split" in (tmp_path / "demo" / f"report-{name}.html").read_text()
+    bars = re.findall(r"demo:\s+(\d+)%\|[^|]*\| (\d+)/(\d+)", res.stderr)
+    assert bars[-1] == ("100", "4", "4")

@@ -45,18 +45,26 @@ def input_manifest(engine, corpus) -> Manifest:
     return Manifest(tuple(Entry(f, s, h, rows[f]) for f, (s, h) in zip(files, digests)))
 
 
+def expected_steps(est) -> int | None:
+    """Snapshots a fit of ``est`` yields: passes (EP, the ADF pass included) or sweeps
+    (samplers); one round for ADF without ``batch_size`` (None: not known in advance)."""
+    if est.algorithm == "adf":
+        return 1 if est.batch_size is None else None
+    return int(est.n_iter)
+
+
 def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_partitions=None,
                progress=None) -> Path:
     """Validate ``source``, fit ``est`` on it and write the model folder ``out``.
 
-    ``progress(iterable)`` wraps the snapshots (one per ADF round / EP pass).
+    ``progress(iterable, total)`` wraps the snapshots (one per ADF round / EP pass / sweep).
     """
     out = check_target(out, source, force=force)
     data, corpus = open_source(engine, source, vocab_size=vocab_size, n_partitions=n_partitions)
     check_target(out, list(corpus.files), force=force)
     est.set_params(client=engine.client, n_partitions=None)
     snaps = est.iter_fit(data)
-    for _ in (progress(snaps) if progress else snaps):
+    for _ in (progress(snaps, expected_steps(est)) if progress else snaps):
         pass
     cluster, prob = assign(est, data)
     ids = row_ids(corpus)

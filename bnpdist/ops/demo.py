@@ -5,9 +5,11 @@
    ``*-train`` / ``*-test`` folders;
 2. fits the known-groups Dirichlet–multinomial model (seed 004) on the digits training split
    through the engine: held-out log predictive per document and classification accuracy;
-3. fits BNP mixtures (DP, ADF then EP passes) on both training splits: K, NMI against the
-   true labels, held-out log predictive per document;
-4. writes the models (with assignments) under ``OUT/models`` and one HTML report per model.
+3. fits BNP mixtures (ADF then EP passes; the prior and family chosen by the held-out search)
+   on both training splits: K, NMI against the true labels, held-out log predictive per
+   document on the test split (printed with the settings the fit used);
+4. writes the models (with assignments and ``evaluation.json``, the test-split score) under
+   ``OUT/models`` and one HTML report per model.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import numpy as np
 from ..data import load, write_bow
 from ..data.generate import generate
 from ..metrics import nmi
+from ..report import EVALUATION
+from .atomic import write_json
 from .batch import fit_to_dir, open_source
 from .estimator import ModelSpec
 
@@ -60,6 +64,7 @@ def _known_groups(engine, train, test) -> tuple[float, float]:
 
 
 def _mixture(engine, name, train, test, models: Path, seed: int):
+    """Fit one mixture into ``models/name``; write its test-split score to ``evaluation.json``."""
     t0 = time.perf_counter()
     est = ModelSpec(algorithm="ep", n_iter=DEMO_PASSES, seed=seed).build()
     fit_to_dir(engine, est, train, models / name, force=True)
@@ -67,28 +72,38 @@ def _mixture(engine, name, train, test, models: Path, seed: int):
     clusters = pq.read_table(models / name / "assignments.parquet", columns=["cluster"]).column(0)
     _, y, _ = load(train)
     data, _ = open_source(engine, str(test), vocab_size=est.obs_.n_features)
-    return est.n_clusters_, nmi(y, clusters.to_numpy()), est.score(data), time.perf_counter() - t0
+    score, heldout = nmi(y, clusters.to_numpy()), est.score(data)
+    write_json(models / name / EVALUATION, {"heldout": heldout, "rows": data.n_total, "nmi_train": score})
+    return est, score, heldout, time.perf_counter() - t0
 
 
-def run_demo(engine, out, *, seed: int = 0, echo=print) -> None:
-    """Run the demo into the folder ``out``; ``echo`` prints one line of results at a time."""
+def run_demo(engine, out, *, seed: int = 0, echo=print, progress=None) -> None:
+    """Run the demo into the folder ``out``; ``echo`` prints one line of results at a time,
+    ``progress(iterable, total)`` wraps its four steps (e.g. a tqdm bar)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
 
-    from ..report import write_report
+    from ..report import settings, write_report
     out = Path(out).absolute()
-    sets = _data(out, seed)
-    echo(f"data: {out / 'data'} (digits, bars; 80/20 train/test splits)")
-    logp, acc = _known_groups(engine, *sets["digits"])
-    echo(f"known-groups DMM on digits: held-out log predictive {logp:.1f} per document, "
-         f"accuracy {acc:.3f}")
-    for name, (train, test) in sets.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            K, score, heldout, secs = _mixture(engine, name, train, test, out / "models", seed)
-        report = write_report(out / "models" / name, out / f"report-{name}.html")
-        echo(f"BNP mixture (DP, ADF + {DEMO_PASSES - 1} EP passes) on {name}: K={K}, "
-             f"NMI={score:.3f}, held-out log predictive {heldout:.1f} per document ({secs:.0f} s); "
-             f"report {report.name}")
+    steps = ["data", "known groups", "digits", "bars"]
+    sets = {}
+    for step in (progress(steps, len(steps)) if progress else steps):
+        if step == "data":
+            sets = _data(out, seed)
+            echo(f"data: {out / 'data'} (digits, bars; 80/20 train/test splits)")
+        elif step == "known groups":
+            logp, acc = _known_groups(engine, *sets["digits"])
+            echo(f"known-groups DMM on digits: held-out log predictive {logp:.1f} per document, "
+                 f"accuracy {acc:.3f}")
+        else:
+            train, test = sets[step]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                est, score, heldout, secs = _mixture(engine, step, train, test, out / "models", seed)
+            report = write_report(out / "models" / step, out / f"report-{step}.html")
+            run = dict(settings(est))
+            echo(f"BNP mixture ({run['prior']}; {run['algorithm']}) on {step}: K={est.n_clusters_}, "
+                 f"NMI={score:.3f}, held-out log predictive {heldout:.1f} per document ({secs:.0f} s); "
+                 f"report {report.name}")
     echo(f"wrote {out}/models/{{digits,bars}} (model + assignments.parquet) and {out}/report-*.html")

@@ -16,7 +16,7 @@ from ..data.sources import has_magic
 
 #: the entries of a model folder written by ``fit`` (anything else makes it not a model folder)
 MODEL_ENTRIES = frozenset({"model.json", "arrays.npz", "assignments.parquet", "manifest.json",
-                           "vocab.txt", "vocab.parquet"})
+                           "vocab.txt", "vocab.parquet", "evaluation.json"})
 
 
 class OutputRefused(ValueError):
