@@ -198,3 +198,14 @@ def test_dense_first_file_of_a_bag_of_words_stream_is_quarantined(tmp_path):
     out = stream(watch, tmp_path / "m", "--family", "multinomial")
     assert "consumed 1 file(s), quarantined 1" in out, out
     assert [os.path.basename(r["file"]) for r in _reasons(watch)] == ["a.parquet"]
+
+
+def test_stream_versions_carry_the_assignments_of_their_file(tmp_path):
+    import pyarrow.parquet as pq
+    watch = _files(tmp_path / "in", 2)
+    stream(watch, tmp_path / "m")
+    s = ModelStore(tmp_path / "m")
+    for v, entry in zip(s.versions(), s.manifest().files):
+        t = pq.read_table(tmp_path / "m" / v / "assignments.parquet").to_pydict()
+        assert len(t["id"]) == 40 and set(t["file"]) == {entry.sha256}
+        assert 0 <= min(t["cluster"]) and max(t["cluster"]) < BNPMixture.load(tmp_path / "m" / v).n_clusters_

@@ -1,7 +1,9 @@
 """Exactly-once streaming: fold each new Parquet file into the model by ADF (``partial_fit``).
 
 After each file the model and the manifest of consumed files (path, size, sha256) are
-published together as one new version of a :class:`~bnpdist.ops.store.ModelStore`. Killed
+published together as one new version of a :class:`~bnpdist.ops.store.ModelStore`, with the
+assignments of that file's rows (``assignments.parquet``: id, file sha256, the version's
+cluster index, probability). Killed
 at any instant, a restarted stream resumes from ``latest``: a file is either in the latest
 manifest (its statistics are in the latest model) or it is not (and is folded in again from
 the same state, with the same seed: the same result).
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from ..data import CorpusError
 from ..data.sources import VOCAB_FILES
 from .arrivals import Arrivals, Verdict
+from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
 from .inputs import list_inputs, open_input
 from .manifest import Entry, Manifest
 from .quarantine import quarantine
@@ -99,12 +102,15 @@ def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator
     est.client = engine.client
     heldout = None if fresh else est.score(data)
     est.partial_fit(data)
+    cluster, prob = assign(est, data)
     if not Arrivals.unchanged(v):
         log.warning("%s changed while it was read: not published, looked at again later", v.path)
         est, manifest = store.load()
         return est, manifest, "wait"
     manifest = manifest.add(Entry(v.path, v.size, v.sha256, data.n_total, heldout))
-    store.publish(est, manifest)
+    ids = row_ids(corpus)
+    store.publish(est, manifest, lambda folder: write_assignments(
+        folder / ASSIGNMENTS, ids, cluster, prob, [v.sha256] * len(ids)))
     log.info("folded in %s (%d rows): K=%d", v.path, data.n_total, est.n_clusters_)
     return est, manifest, "consumed"
 
