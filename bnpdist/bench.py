@@ -253,8 +253,8 @@ def _cluster(engine, n_workers: int):
     if engine is not None:
         yield engine
         return
-    from .distributed import Engine
-    with Engine(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard=False) as e:
+    from .distributed import DaskEngine
+    with DaskEngine(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard=False) as e:
         yield e
 
 
@@ -278,7 +278,7 @@ def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: i
         with _cluster(engine, n_workers) as engine, PeakMemory() as mem:
             est = BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep",
                              n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON,
-                             hyperparameters="fixed", random_state=seed, client=engine.client)
+                             hyperparameters="fixed", random_state=seed, client=engine)
             t0 = _clock()
             est.fit(str(path))
             wall = _since(t0)[0]
@@ -292,11 +292,11 @@ def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: i
 def read_benchmark(path, engine) -> Row:
     """Time to read a Parquet corpus into validated partitions held by the Dask workers."""
     from .data import scan
+    from .data.blocks import nbytes as block_bytes
     t = time.perf_counter()
-    data = engine.partitions(scan(path)).validate()
+    data = engine.validate(engine.partitions(scan(path)))
     seconds = time.perf_counter() - t
-    nbytes = sum(engine.client.gather(engine.map(lambda b, _s: b.indptr.nbytes + b.indices.nbytes
-                                                 + b.data.nbytes, data)))
+    nbytes = sum(engine.map_gather(lambda b, _s: block_bytes(b), data))
     disk = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs) \
         if os.path.isdir(path) else os.path.getsize(path)
     return Row(f"read {data.n_total:,} docs into {data.n_partitions} partitions", seconds,
@@ -315,7 +315,7 @@ def read_corpus_benchmark(n_docs: int, *, n_workers: int = 2, folder=None, engin
     with tempfile.TemporaryDirectory(prefix="bnpdist-bench-") as tmp:
         path = _corpus(Path(folder or tmp) / f"nyt-{n_docs}", n_docs, 10_000)
         with _cluster(engine, n_workers) as engine:
-            engine.client.run(_import_readers)   # worker start-up is not reading
+            engine.on_every_worker(_import_readers)   # worker start-up is not reading
             return [read_benchmark(str(path), engine)]
 
 

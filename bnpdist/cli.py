@@ -74,7 +74,7 @@ def cluster_options(f):
 
 
 def tls_security(tls_ca, tls_cert, tls_key):
-    """A ``distributed.Security`` requiring TLS from the three files, or None if none given."""
+    """The TLS security of the three files (all or none given), or None."""
     if not (tls_ca or tls_cert or tls_key):
         return None
     if not (tls_ca and tls_cert and tls_key):
@@ -82,20 +82,8 @@ def tls_security(tls_ca, tls_cert, tls_key):
     for flag, path in (("--tls-ca", tls_ca), ("--tls-cert", tls_cert), ("--tls-key", tls_key)):
         if not Path(path).is_file():
             raise click.BadParameter(f"{path}: no such file", param_hint=flag)
-    from distributed import Security
-    return Security(tls_ca_file=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key,
-                    tls_scheduler_cert=tls_cert, tls_scheduler_key=tls_key,
-                    tls_worker_cert=tls_cert, tls_worker_key=tls_key, require_encryption=True)
-
-
-class _QuietCorpusErrors(logging.Filter):
-    """Bad input is reported once, by the CLI (exit 2): drop the local worker's traceback of it."""
-
-    def filter(self, record):
-        return "CorpusError" not in record.getMessage()
-
-
-_QUIET = _QuietCorpusErrors()
+    from .distributed import tls_security as security
+    return security(tls_ca, tls_cert, tls_key)
 
 
 def _check_protocol(address: str | None, security) -> None:
@@ -113,18 +101,15 @@ def _check_protocol(address: str | None, security) -> None:
 def open_engine(scheduler, local, n_workers, tls_ca, tls_cert, tls_key, worker_timeout=60.0,
                 quiet=False):
     """Start or connect the Dask engine and print the dashboard address (stderr)."""
-    import dask
-
-    from .distributed import Engine
-    logging.getLogger("distributed.worker").addFilter(_QUIET)
+    from .distributed import DaskEngine, configured_scheduler
+    from .distributed.logs import drop_worker_corpus_errors
+    drop_worker_corpus_errors()
     if scheduler and local:
         raise click.UsageError("give either --scheduler or --local, not both")
     security = tls_security(tls_ca, tls_cert, tls_key)
-    if local:
-        dask.config.set({"scheduler-address": None})
-    _check_protocol(scheduler or dask.config.get("scheduler-address", None), security)
-    engine = Engine(scheduler=scheduler, n_workers=n_workers, security=security,
-                    worker_timeout=worker_timeout or None)
+    _check_protocol(scheduler or (None if local else configured_scheduler()), security)
+    engine = DaskEngine(scheduler=scheduler, n_workers=n_workers, security=security,
+                        worker_timeout=worker_timeout or None, local=local)
     if not quiet:
         click.echo(f"Dask dashboard: {engine.dashboard_link or '(disabled)'}", err=True)
     return engine
@@ -244,12 +229,11 @@ def _build(spec):
 
 def _logging():
     """bnpdist's own INFO lines on stderr; Dask's (distributed, tornado, ...) only from WARNING."""
-    import distributed  # noqa: F401  (its import sets its loggers' levels: set ours after it)
+    from .distributed.logs import quiet_dask_loggers
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     logging.getLogger("bnpdist").setLevel(logging.INFO)
-    for name in ("distributed", "tornado", "bokeh"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_dask_loggers()
 
 
 # --- the group ---------------------------------------------------------------------------

@@ -13,11 +13,10 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from .data.blocks import CSRBlock, as_block, concat_rows
-from .distributed import Engine, resolve_seed
-from .distributed.dataset import is_parquet_source
+from .data.sources import is_parquet_source
+from .distributed import engine_for, resolve_seed
 from .distributed.discriminative import _transition_counts, run_ihmm_partitioned
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
-from .distributed.variational import InProcess, gather
 from .hyper import search_hmm
 from .inputs import check_input, family_counts
 from .inference.ihmm import transitions
@@ -96,7 +95,8 @@ class BNPHMM(Estimator):
     w : prior variance of the DIH hyperplanes
     warmup : plain sweeps before the discriminative term (10, as in the paper)
     random_state : int seed; None draws one
-    client : a ``distributed.Client`` to sample on (None: this process)
+    client : an engine or a ``distributed.Client`` to sample on (None: this process for rows
+        up to 64 MiB, see :func:`bnpdist.distributed.engine_for`)
     n_partitions : blocks of whole sequences; 1 (default) samples z in one exact stream, more
         sample z per block against the others' frozen counts (approximate, see
         :mod:`bnpdist.distributed.discriminative`)
@@ -186,8 +186,7 @@ class BNPHMM(Estimator):
         if self.hyperparameters == "auto":
             family, prior, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, prior, self.seed_)
         self.history_, kept = [], []
-        engine = Engine(client=self.client) if self.client is not None else InProcess()
-        try:
+        with engine_for(self.client, source=block) as engine:
             for snap in run_ihmm_partitioned(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
                                              w=float(self.w), warmup=int(self.warmup), n_iter=n_iter,
                                              random_state=self.seed_, n_partitions=int(self.n_partitions)):
@@ -201,11 +200,9 @@ class BNPHMM(Estimator):
                 self.n_samples_kept_, self.expected_vi_ = 1, None
             else:
                 est = point_estimate(engine, kept, method=self.point_estimate)
-                labels = remap_labels(np.concatenate(gather(engine, list(est.labels.futures))).astype(np.int64))[0]
+                labels = remap_labels(np.concatenate(engine.gather(est.labels.futures)).astype(np.int64))[0]
                 self.transition_ = _plug_in_transitions(labels, lengths, est.n_clusters, self.prior_.alpha)
                 self.n_samples_kept_, self.expected_vi_ = est.n_samples, est.expected_vi
-        finally:
-            engine.close()
         labels = np.asarray(labels, dtype=np.int64)
         self.labels_ = np.split(labels, np.cumsum(lengths)[:-1]) if listed else labels
         self.n_states_ = int(labels.max()) + 1

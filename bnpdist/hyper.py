@@ -40,7 +40,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .data.blocks import concat_rows, n_rows, take_rows
-from .distributed.variational import InProcess, VariationalRun, gather
+from .distributed import LocalEngine
+from .distributed.variational import VariationalRun
 from .obs import Bernoulli, Gaussian, Multinomial, Polya
 from .obs.gaussian import COV_FRACTION
 from .priors import DP, NGGP
@@ -152,7 +153,7 @@ def _evaluate(block, seed, folds, family, prior, values, epsilon, merge_threshol
     n, out = n_rows(block), []
     for test_idx in folds:
         train_idx = np.setdiff1d(np.arange(n), test_idx)
-        engine = InProcess()
+        engine = LocalEngine()
         run = VariationalRun(engine, engine.partitions(take_rows(block, train_idx)), family, prior,
                              epsilon=eps, merge_threshold=merge_threshold, seed=fit_seed)
         for _ in run.adf():
@@ -176,8 +177,8 @@ def subsample(engine, data, seed: int):
     """About :func:`subsample_size` rows drawn uniformly from all partitions, shuffled
     (driver-side block)."""
     p = min(1.0, subsample_size(data.n_total) / max(data.n_total, 1))
-    parts = gather(engine, engine.map(_sample_rows, data, p, seed=seed, pass_id=SUBSAMPLE_PASS,
-                                      key="hyper-subsample"))
+    parts = engine.map_gather(_sample_rows, data, p, seed=seed, pass_id=SUBSAMPLE_PASS,
+                              key="hyper-subsample")
     block = concat_rows([b for b in parts if n_rows(b)])
     return take_rows(block, np.random.default_rng(seed).permutation(n_rows(block)))
 
@@ -211,7 +212,7 @@ class _Search:
         todo = {_key(c): c for c in candidates if _key(c) not in self.scores}.values()
         futures = [self.engine.map(_evaluate, self.data, self.folds, self.family, self.prior,
                                    self.values(c), *self.args, key="hyper-candidate")[0] for c in todo]
-        for c, rows in zip(todo, gather(self.engine, futures)):
+        for c, rows in zip(todo, self.engine.gather(futures)):
             score = float(np.mean(rows))
             self.rows[_key(c)] = rows
             self.scores[_key(c)] = score if np.isfinite(score) else -np.inf
@@ -297,7 +298,7 @@ def search_hmm(block, obs_user, family, prior_user, prior, seed: int):
     Returns ``(family, prior, record)``; the record's ``prior.a`` is γ's start."""
     free = free_coordinates(obs_user, family, prior_user)
     free.pop("prior.sigma", None)
-    engine = InProcess()
+    engine = LocalEngine()
     family, dp, record = search(engine, engine.partitions(block), family, DP(1.0), free,
                                 epsilon=None, merge_threshold=0.0, seed=seed)
     return family, (replace(prior, gamma=dp.alpha) if prior_user is None else prior), record

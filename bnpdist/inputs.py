@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from dask.base import is_dask_collection
 from sklearn.utils.validation import check_non_negative, validate_data
 
 from .data import Corpus, scan
 from .data.blocks import CSRBlock
-from .distributed.dataset import DistData, is_parquet_source
+from .data.sources import is_parquet_source
+from .distributed import DistData, is_dask_collection
 
 
 def is_out_of_core(X) -> bool:

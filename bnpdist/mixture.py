@@ -13,12 +13,10 @@ import json
 import shutil
 import uuid
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
-import dask
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import ClusterMixin, clone
@@ -29,10 +27,9 @@ from .clusters import ClusterSummaries
 from .data import write_vocab
 from .data.sources import read_vocab
 from .data.blocks import CSRBlock, as_block
-from .distributed import Engine, resolve_seed
-from .distributed.dataset import is_in_memory
+from .distributed import engine_for, resolve_seed
 from .distributed.samplers import anneal_driver, gibbs_driver, subcluster_driver
-from .distributed.variational import InProcess, VariationalRun, gather, run_adf, run_ep
+from .distributed.variational import VariationalRun, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.labels import remap_labels
@@ -54,8 +51,6 @@ ALGORITHMS.update({"ddpm-svm": ddpm_driver("svm"), "ddpm-lr": ddpm_driver("lr")}
 SAMPLERS = {"gibbs", "anneal", "subcluster", "ddpm-svm", "ddpm-lr"}
 #: saved-model format read and written by this version
 FORMAT_VERSION = 1
-#: in-memory inputs up to this size, with no client/scheduler/n_partitions, run in this process
-IN_PROCESS_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -82,14 +77,6 @@ class FitConfig:
         """Samplers: snapshot ``step`` carries its labels (``iter_fit`` only: the kept sweeps'
         lattice, burn-in included; drivers add the last)."""
         return self.snapshot_labels and on_lattice(step, self.burn_in, self.thin)
-
-
-def _nbytes(X) -> int:
-    if isinstance(X, CSRBlock):
-        return X.indptr.nbytes + X.indices.nbytes + X.data.nbytes
-    if hasattr(X, "data") and hasattr(X, "indptr"):
-        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    return int(np.asarray(X).nbytes)
 
 
 def _moments(block, seed):
@@ -197,10 +184,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         contribution in one round (:meth:`~bnpdist.distributed.variational.VariationalRun.warm`)
         instead of a recording ADF pass, and no hyperparameter search runs (the nightly
         ``recluster``); the first ``fit`` is a cold one
-    client, scheduler : a ``distributed.Client`` or scheduler address.  When both are None
-        (and Dask's config names no scheduler), in-memory input up to 64 MiB with
-        ``n_partitions`` None runs in this process without Dask; anything else uses an
-        in-process ``LocalCluster`` started for the call
+    client, scheduler : an engine (:class:`~bnpdist.distributed.Engine`, used as is), a
+        ``distributed.Client``, or a scheduler address.  When both are None (and Dask's config
+        names no scheduler), in-memory input up to 64 MiB runs in this process without Dask
+        (its ``n_partitions`` partitions one after another); anything else uses an in-process
+        ``LocalCluster`` started for the call (:func:`bnpdist.distributed.engine_for`)
     verbose : print one line per snapshot
 
     Input: see :mod:`bnpdist.inputs` (in-memory arrays, DataFrames and sparse matrices are
@@ -293,16 +281,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                          None if self.batch_size is None else int(self.batch_size), seed,
                          bool(self.sample_hyperparameters), float(self.w), burn_in, int(self.thin))
 
-    @contextmanager
     def _engine(self, X):
-        local = (self.client is None and self.scheduler is None and self.n_partitions is None
-                 and dask.config.get("scheduler-address", None) is None
-                 and is_in_memory(X) and _nbytes(X) <= IN_PROCESS_BYTES)
-        if local:
-            yield InProcess()
-        else:
-            with Engine(client=self.client, scheduler=self.scheduler, dashboard=False) as engine:
-                yield engine
+        return engine_for(self.client, self.scheduler, X)
 
     def _given_prior(self):
         """A copy of ``prior`` (DP(1.0) when None), so that later ``set_params`` calls leave the
@@ -429,7 +409,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             self.labels_, self.n_samples_kept_, self.expected_vi_ = np.asarray(last.labels), 1, None
             return
         est = point_estimate(engine, kept, method=self.point_estimate)
-        labels, old = remap_labels(np.concatenate(gather(engine, list(est.labels.futures))).astype(np.int64))
+        labels, old = remap_labels(np.concatenate(engine.gather(est.labels.futures)).astype(np.int64))
         stats = engine.reduce(engine.map(_hard_stats, data, est.labels, self.obs_, est.n_clusters,
                                          key="pe-stats"))
         self.labels_, self.stats_, self.ek_ = labels, stats.take(old), np.ones(len(old))
@@ -525,8 +505,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def _score(self, engine, data, proba: bool = False):
         self._check_width(data)
-        parts = gather(engine, engine.map(_score_part, data, self.obs_, self.stats_, self._log_weights(),
-                                          proba, key="score"))
+        parts = engine.map_gather(_score_part, data, self.obs_, self.stats_, self._log_weights(),
+                                  proba, key="score")
         labels = np.concatenate([p[0] for p in parts])
         logp = np.concatenate([p[1] for p in parts])
         return labels, logp, (np.concatenate([p[2] for p in parts]) if proba else None)

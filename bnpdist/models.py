@@ -1,26 +1,13 @@
 """The estimators (scikit-learn style: ``__init__`` stores parameters, fitted attributes end in ``_``)."""
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .distributed import Engine
-from .distributed.dataset import is_in_memory
+from .distributed import engine_for
 from .inference import known_groups as kg
 from .inputs import check_input
 from .params import Estimator
-
-
-@contextmanager
-def _engine(client, X):
-    """None (compute in this process) for in-memory X without a client, else an Engine."""
-    if client is None and is_in_memory(X):
-        yield None
-    else:
-        with Engine(client=client) as engine:
-            yield engine
 
 
 def _base_measure(value, size: int, name: str) -> np.ndarray:
@@ -58,8 +45,9 @@ class KnownGroupsDMM(Estimator):
     m : base measure over groups, shape (T,) in the order of ``classes_`` (default uniform)
     beta : concentration β of each group's word prior
     n : base measure over words, shape (V,) (default uniform)
-    client : a ``distributed.Client``; None computes in-memory inputs in this process and
-        starts an in-process cluster for Parquet or dask inputs
+    client : an engine or a ``distributed.Client``; None computes in-memory inputs up to 64 MiB
+        in this process and starts an in-process cluster for the others
+        (:func:`bnpdist.distributed.engine_for`)
 
     Attributes
     ----------
@@ -98,7 +86,7 @@ class KnownGroupsDMM(Estimator):
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, np.empty((_n_rows(X), 0)),
                                                  ensure_non_negative=True)
-        with _engine(self.client, X) as engine:
+        with engine_for(self.client, source=X) as engine:
             counts, classes = kg.count_groups(engine, X, y, weights=sample_weight)
         if len(classes) == 0:
             raise ValueError("no documents to fit")
@@ -114,7 +102,7 @@ class KnownGroupsDMM(Estimator):
     def _loglik(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = check_input(self, X, reset=False, counts=True)
-        with _engine(self.client, X) as engine:
+        with engine_for(self.client, source=X) as engine:
             return kg.doc_logliks(engine, X, self.posterior_word_)
 
     def predict_proba(self, X) -> np.ndarray:
@@ -147,7 +135,7 @@ class KnownGroupsDMM(Estimator):
         of several documents); equals the evidence of D ∪ D' minus that of D."""
         check_is_fitted(self)
         X = check_input(self, X, reset=False, counts=True)
-        with _engine(self.client, X) as engine:
+        with engine_for(self.client, source=X) as engine:
             counts, _ = kg.count_groups(engine, X, y, self.classes_)
         if counts.words.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} features")

@@ -21,7 +21,7 @@ import numpy as np
 from bnpdist.data.real import load_digits_bow
 from bnpdist.data.synthetic import make_chained_gaussians
 from bnpdist.distributed.discriminative import run_ddpm_partitioned
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test
 from bnpdist.inference.ddpm import run_ddpm
 from bnpdist.metrics import nmi, pairwise_f1
@@ -38,7 +38,7 @@ def chain_snaps(X, family, prior, loss, w, sweeps, warmup, seed, partitions=1, m
     if partitions == 1:
         return run_ddpm(X, family, prior, loss=loss, w=w, n_iter=sweeps, warmup=warmup,
                         random_state=seed, Phi=Phi)
-    eng = InProcess()
+    eng = LocalEngine()
     return run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=partitions), family, prior, loss=loss,
                                 w=w, n_iter=sweeps, warmup=warmup, random_state=seed, Phi=Phi,
                                 merge=merge, labels_every=labels_every)

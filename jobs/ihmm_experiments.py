@@ -21,7 +21,7 @@ from bnpdist.distributed.discriminative import (
     run_ddpm_partitioned,
     run_ihmm_partitioned,
 )
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.metrics import nmi, pairwise_f1
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary
@@ -54,7 +54,7 @@ def main(args):
                              ("iHMM", "hmm", None), ("DIH-S", "hmm", "svm"), ("DIH-L", "hmm", "lr")):
         rows, tic = [], time.perf_counter()
         for r in range(args.runs):
-            eng = InProcess()
+            eng = LocalEngine()
             if kind == "dpm":
                 it = ((s.labels, s.info["n_clusters"], s.info["seconds"]) for s in
                       run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=args.partitions), fam,

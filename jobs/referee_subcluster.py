@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from bnpdist.distributed.subcluster import run_subcluster
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.exact import canonical, exact_posterior, gof_test, set_partitions
 
 _spec = importlib.util.spec_from_file_location(
@@ -34,7 +34,7 @@ THIN = 5
 
 def subcluster_chain(family, block, prior, iters, *, engine=None, n_partitions=2, seed=0):
     """Labels of every iteration (2 partitions), burnt in and thinned: ((iters − BURN)/THIN, n)."""
-    eng = engine or InProcess()
+    eng = engine or LocalEngine()
     data = eng.partitions(block, n_partitions=n_partitions)
     snaps = run_subcluster(eng, data, family, prior, n_iter=iters, random_state=seed,
                            labels_every=True)
@@ -63,10 +63,10 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dask", action="store_true", help="also run every case on a 2-worker LocalCluster")
     args = ap.parse_args(argv)
-    engines = {"in-process": InProcess()}
+    engines = {"in-process": LocalEngine()}
     if args.dask:
-        from bnpdist.distributed import Engine
-        engines["dask-2"] = Engine(n_workers=2, processes=True, threads_per_worker=1,
+        from bnpdist.distributed import DaskEngine
+        engines["dask-2"] = DaskEngine(n_workers=2, processes=True, threads_per_worker=1,
                                    dashboard=False)
     print(f"{'family':12s} {'prior':6s} {'engine':10s} {'samples':>8s} {'ieff':>5s} {'p-value':>8s} "
           f"{'TVD':>7s} {'bound':>7s} {'sec':>6s}")

@@ -207,7 +207,7 @@ def run_soak(work: Path, n_files: int, min_kills: int, seed: int, settle: float,
     import threading
 
     from bnpdist.data import load
-    from bnpdist.distributed import Engine
+    from bnpdist.distributed import DaskEngine
     from bnpdist.mixture import BNPMixture
 
     work.mkdir(parents=True, exist_ok=True)
@@ -218,7 +218,7 @@ def run_soak(work: Path, n_files: int, min_kills: int, seed: int, settle: float,
     write_bow(warm / "w.parquet", X, vocab=VOCAB)
     X, _, _ = load(warm)                     # compile the kernels and import what a run
     BNPMixture(algorithm="adf", random_state=0, hyperparameters="fixed").partial_fit(X).score(X)
-    Engine(n_workers=1).close()              # needs, once, before forking
+    DaskEngine(n_workers=1).close()          # needs, once, before forking
     deadline = time.monotonic() + 30   # the closed cluster's threads end (slowly under load)
     while threading.active_count() > 1 and time.monotonic() < deadline:
         time.sleep(0.05)

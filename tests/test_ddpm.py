@@ -11,7 +11,7 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 from bnpdist.data.synthetic import make_chained_gaussians
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.exact import exact_posterior, gof_test, set_partitions
 from bnpdist.inference.ddpm import run_ddpm
 from bnpdist.inference.discriminative import log_lik
@@ -69,7 +69,7 @@ def test_small_w_limit_is_the_dpm_with_alpha_c_to_the_n(loss, c):
 def test_distributed_eta_step_matches_in_process_and_is_deterministic():
     Xc, _ = make_chained_gaussians(n_per_cluster=30, seed=1)
     fam = Gaussian().resolve(DataSummary(len(Xc), 2, "dense", Xc.mean(0), np.cov(Xc.T)))
-    eng = InProcess()
+    eng = LocalEngine()
     runs = []
     for _ in range(2):
         data = eng.partitions(Xc, n_partitions=3)

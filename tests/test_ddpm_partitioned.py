@@ -15,7 +15,7 @@ from bnpdist.distributed.discriminative import (
     run_ihmm_partitioned,
     sequence_partitions,
 )
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test
 from bnpdist.inference.ddpm import run_ddpm
 from bnpdist.inference.ihmm import run_ihmm
@@ -51,7 +51,7 @@ def ddpm_chain(engine, P, loss="svm", n_iter=14, **kw):
 def test_one_partition_is_the_exact_ddpm_chain(loss):
     exact = [(s.labels, s.prior.alpha, s.objective) for s in
              run_ddpm(XC, FC, PRIOR, loss=loss, n_iter=14, warmup=4, random_state=3)]
-    for (a, al, ob), (b, bl, bo) in zip(exact, ddpm_chain(InProcess(), 1, loss), strict=True):
+    for (a, al, ob), (b, bl, bo) in zip(exact, ddpm_chain(LocalEngine(), 1, loss), strict=True):
         np.testing.assert_array_equal(a, b)
         assert al == bl and ob == bo
 
@@ -61,7 +61,7 @@ def test_one_partition_is_the_exact_ihmm_chain(loss):
     Xs, _, lengths = sequences()
     kw = {"loss": loss, "n_iter": 12, "warmup": 4, "random_state": 1}
     exact = list(run_ihmm(Xs, lengths, FC, HMM_PRIOR, **kw))
-    part = list(run_ihmm_partitioned(InProcess(), Xs, lengths, FC, HMM_PRIOR, labels_every=True, **kw))
+    part = list(run_ihmm_partitioned(LocalEngine(), Xs, lengths, FC, HMM_PRIOR, labels_every=True, **kw))
     for a, b in zip(exact, part, strict=True):
         np.testing.assert_array_equal(a["labels"], b["labels"])
         assert a["prior"].alpha == b["prior"].alpha and a["prior"].gamma == b["prior"].gamma
@@ -71,14 +71,14 @@ def test_one_partition_is_the_exact_ihmm_chain(loss):
 def test_result_does_not_depend_on_the_number_of_workers():
     """3 partitions: in this process, on 1 thread worker and on 2 process workers (TCP on
     127.0.0.1) — the same chain (DDPM, and DIH on 2 partitions of whole sequences)."""
-    from bnpdist.distributed import Engine
+    from bnpdist.distributed import DaskEngine
     Xs, _, lengths = sequences()
-    ref = ddpm_chain(InProcess(), 3)
-    ref_h = [s["labels"] for s in run_ihmm_partitioned(InProcess(), Xs, lengths, FC, HMM_PRIOR, loss="svm",
+    ref = ddpm_chain(LocalEngine(), 3)
+    ref_h = [s["labels"] for s in run_ihmm_partitioned(LocalEngine(), Xs, lengths, FC, HMM_PRIOR, loss="svm",
                                                        n_iter=8, warmup=3, random_state=2, n_partitions=2,
                                                        labels_every=True)]
     for workers in (1, 2):
-        with Engine(n_workers=workers, processes=workers > 1, dashboard=False) as eng:
+        with DaskEngine(n_workers=workers, processes=workers > 1, dashboard=False) as eng:
             got = ddpm_chain(eng, 3)
             got_h = [s["labels"] for s in run_ihmm_partitioned(eng, Xs, lengths, FC, HMM_PRIOR, loss="svm",
                                                                n_iter=8, warmup=3, random_state=2,
@@ -93,7 +93,7 @@ def test_several_partitions_recover_the_chained_gaussians():
     """test_ddpm's Fig. 2 check with z on 4 partitions."""
     Xc, y = make_chained_gaussians(n_per_cluster=100, seed=0)
     fam = Gaussian().resolve(DataSummary(len(Xc), 2, "dense", Xc.mean(0), np.cov(Xc.T)))
-    eng = InProcess()
+    eng = LocalEngine()
     for loss in ("svm", "lr"):
         last = list(run_ddpm_partitioned(eng, eng.partitions(Xc, n_partitions=4), fam, PRIOR, loss=loss,
                                          n_iter=30, random_state=0))[-1]
@@ -126,7 +126,7 @@ def test_merge_stage_matches_new_clusters_of_different_partitions():
 
 def test_sequence_partitions_cut_only_between_sequences():
     block = np.arange(30.0)[:, None]
-    data, lens = sequence_partitions(InProcess(), block, [4, 9, 2, 7, 8], 3)
+    data, lens = sequence_partitions(LocalEngine(), block, [4, 9, 2, 7, 8], 3)
     assert [list(x) for x in lens] == [[4, 9], [2, 7], [8]]
     assert data.n_rows == (13, 9, 8)
     np.testing.assert_array_equal(np.concatenate(data.futures)[:, 0], np.arange(30.0))
@@ -143,7 +143,7 @@ def test_two_partition_chain_stays_close_to_the_exact_posterior():
     below the TVD a correct sampler exceeds with probability < 1e-6 (referee_gibbs.tvd_bound, 0.124)
     plus BIAS_ALLOWANCE.  It catches gross errors, not the known bias (docs/DISCRIMINATIVE.md)."""
     probs = exact_ddpm(1.0, 4.0, "lr")
-    eng = InProcess()
+    eng = LocalEngine()
     snaps = run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=2), FAM, DP(1.0), loss="lr", w=4.0,
                                  n_iter=3000, warmup=0, Phi=PHI, random_state=0, labels_every=True)
     samples = np.array([s.labels for s in snaps][200::2])

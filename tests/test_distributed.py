@@ -9,19 +9,19 @@ import pytest
 import scipy.sparse as sp
 
 from bnpdist.data import CorpusError, CSRBlock, write_bow
-from bnpdist.distributed import DistData, Engine, partition_rng, partition_seed, resolve_seed
+from bnpdist.distributed import DaskEngine, DistData, partition_rng, partition_seed, resolve_seed
 from bnpdist.obs.base import SuffStats
 
 
 @pytest.fixture(scope="module")
 def engine():
-    with Engine(n_workers=2, dashboard=False) as e:
+    with DaskEngine(n_workers=2, dashboard=False) as e:
         yield e
 
 
 @pytest.fixture(scope="module")
 def engine1():
-    with Engine(n_workers=1, dashboard=False) as e:
+    with DaskEngine(n_workers=1, dashboard=False) as e:
         yield e
 
 
@@ -77,7 +77,7 @@ def test_resolve_seed():
 # --- partitions -----------------------------------------------------------------------------
 def test_in_memory_partitions_are_contiguous_row_blocks(engine, rng):
     X = rng.normal(size=(23, 3))
-    d = engine.partitions(X, n_partitions=4).validate()
+    d = engine.validate(engine.partitions(X, n_partitions=4))
     assert (d.kind, d.n_features, d.n_partitions, d.n_total, d.shape) == ("dense", 3, 4, 23, (23, 3))
     assert np.array_equal(np.concatenate(engine.client.gather(list(d.futures))), X)
     assert d.offsets.tolist() == [0, *np.cumsum(d.n_rows).tolist()]
@@ -170,7 +170,7 @@ def test_random_result_bitwise_identical_on_1_and_2_workers(engine, engine1, rng
 def test_process_workers_match_thread_workers(engine, rng):
     X = rng.normal(size=(20, 2))
     want = engine.map_reduce(draws_fn, engine.partitions(X, n_partitions=4), seed=5)
-    with Engine(n_workers=2, processes=True, dashboard=False) as ep:
+    with DaskEngine(n_workers=2, processes=True, dashboard=False) as ep:
         assert ep.n_workers == 2
         got = ep.map_reduce(draws_fn, ep.partitions(X, n_partitions=4), seed=5)
     assert np.array_equal(got, want)
@@ -187,7 +187,7 @@ def test_validate_raises_first_error_in_partition_order(engine):
     futures = tuple(engine.client.submit(raise_at, i, pure=False) for i in range(5))
     d = DistData(futures, "dense", 1, (1,) * 5, "t")
     with pytest.raises(CorpusError, match="part-1.parquet: row group 0: column 'counts'"):
-        d.validate()
+        engine.validate(d)
 
 
 def test_parquet_one_partition_per_row_group(engine, rng, tmp_path):
@@ -195,7 +195,7 @@ def test_parquet_one_partition_per_row_group(engine, rng, tmp_path):
     vocab = [f"w{i}" for i in range(9)]
     write_bow(tmp_path / "a.parquet", X[:17], labels=np.arange(17) % 3, vocab=vocab, row_group_size=5)
     write_bow(tmp_path / "b.parquet", X[17:], labels=np.arange(17, 25) % 3, row_group_size=5)
-    d = engine.partitions(str(tmp_path / "*.parquet")).validate()
+    d = engine.validate(engine.partitions(str(tmp_path / "*.parquet")))
     assert d.n_rows == (5, 5, 5, 2, 5, 3) and d.kind == "csr" and d.n_features == 9
     assert [f.key for f in d.futures] == [f"read-{d.token}-{i}" for i in range(6)]
     got = engine.map_reduce(stats_fn, d)
@@ -213,13 +213,13 @@ def test_parquet_bad_row_group_refused_by_validate(engine, tmp_path):
     d = engine.partitions(str(tmp_path))
     assert d.n_partitions == 3
     with pytest.raises(CorpusError, match="x.parquet: row group 2: column 'counts'"):
-        d.validate()
+        engine.validate(d)
 
 
 # --- life cycle -------------------------------------------------------------------------------
 def test_engine_closes_only_what_it_started(engine):
-    with Engine(client=engine.client) as borrowed:
+    with DaskEngine(client=engine.client) as borrowed:
         assert borrowed.n_workers == 2
     assert engine.client.status == "running"
     with pytest.raises(ValueError):
-        Engine(client=engine.client, scheduler="tcp://127.0.0.1:1")
+        DaskEngine(client=engine.client, scheduler="tcp://127.0.0.1:1")

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from bnpdist.distributed import Engine, tree_reduce
+from bnpdist.distributed import DaskEngine
+from bnpdist.distributed.reduce import tree_reduce
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 60  # seconds for any one wait: nothing here can hang
@@ -75,14 +76,14 @@ def cluster(tmp_path):
 def reference():
     """The in-process result the external cluster must reproduce."""
     X = np.arange(80.0).reshape(40, 2)
-    with Engine(n_workers=1, dashboard=False) as e:
+    with DaskEngine(n_workers=1, dashboard=False) as e:
         return X, e.map_reduce(draws, e.partitions(X, n_partitions=8), 0.0, seed=3)
 
 
 def test_external_cluster_by_file_and_address(cluster, reference):
     X, want = reference
     for scheduler in (cluster.file, cluster.address):
-        with Engine(scheduler=scheduler) as e:
+        with DaskEngine(scheduler=scheduler) as e:
             e.client.wait_for_workers(2, timeout=TIMEOUT)
             assert e.n_workers == 2
             got = e.map_reduce(draws, e.partitions(X, n_partitions=8), 0.0, seed=3)
@@ -103,7 +104,7 @@ def _busy_worker(client):
 
 def test_lost_worker_recomputed_from_lineage(cluster, reference):
     X, want = reference
-    with Engine(scheduler=cluster.file) as e:
+    with DaskEngine(scheduler=cluster.file) as e:
         e.client.wait_for_workers(2, timeout=TIMEOUT)
         names = {a: w["name"] for a, w in e.client.scheduler_info()["workers"].items()}
         futures = e.map(draws, e.partitions(X, n_partitions=8), 0.3, seed=3)
@@ -129,17 +130,17 @@ def test_ep_fit_survives_a_killed_worker(cluster):
                          hyperparameters="fixed")
         for snap in est.iter_fit(X):
             if kill and snap.step == 1:       # mid-fit: after the ADF pass and one EP pass
-                with Engine(scheduler=cluster.file) as e:
+                with DaskEngine(scheduler=cluster.file) as e:
                     held = e.client.has_what()
                     names = {a: w["name"] for a, w in e.client.scheduler_info()["workers"].items()}
                 victim = max(held, key=lambda w: len(held[w]))   # the worker holding most results
                 os.killpg(cluster.procs[names[victim]].pid, signal.SIGKILL)
         return est
 
-    with Engine(scheduler=cluster.file) as e:
+    with DaskEngine(scheduler=cluster.file) as e:
         e.client.wait_for_workers(2, timeout=TIMEOUT)
     killed = fit(kill=True)
-    with Engine(scheduler=cluster.file) as e:
+    with DaskEngine(scheduler=cluster.file) as e:
         assert e.n_workers == 1                       # the kill happened
     undisturbed = fit(kill=False)
     assert killed.stats_.allclose(undisturbed.stats_, rtol=0, atol=0)

@@ -12,7 +12,7 @@ from sklearn.exceptions import NotFittedError
 
 from bnpdist import KnownGroupsDMM
 from bnpdist.data import write_bow
-from bnpdist.distributed import Engine
+from bnpdist.distributed import DaskEngine
 
 ALPHA, M, BETA, N = 1.7, np.array([0.2, 0.5, 0.3]), 2.3, np.array([0.1, 0.4, 0.3, 0.2])
 
@@ -177,7 +177,7 @@ def test_bad_input_and_parameters(data):
 # --- on a cluster -----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def engine():
-    with Engine(n_workers=2, dashboard=False) as e:
+    with DaskEngine(n_workers=2, dashboard=False) as e:
         yield e
 
 

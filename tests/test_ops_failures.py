@@ -142,7 +142,7 @@ def test_scheduler_without_workers_exits_1_after_the_wait(bars_folder, tmp_path,
 
 
 def test_protocol_mismatch_fails_fast(bars_folder, tmp_path, bare_scheduler, tls_credentials):
-    from bnpdist.distributed.engine import ClusterUnavailable, Engine
+    from bnpdist.distributed.engine import ClusterUnavailable, DaskEngine
     tls = bare_scheduler.replace("tcp://", "tls://")
     res = invoke("fit", bars_folder, "--out", tmp_path / "m", "--scheduler", tls)
     assert res.exit_code == 2 and "is a tls:// address: give --tls-ca" in res.output
@@ -152,4 +152,4 @@ def test_protocol_mismatch_fails_fast(bars_folder, tmp_path, bare_scheduler, tls
     assert res.exit_code == 2 and "is not tls://" in res.output
     from bnpdist.cli import tls_security
     with pytest.raises(ClusterUnavailable, match="within 0.5 s"):   # a TLS client, a tcp server
-        Engine(scheduler=tls, security=tls_security(*map(str, c.values())), connect_timeout=0.5)
+        DaskEngine(scheduler=tls, security=tls_security(*map(str, c.values())), connect_timeout=0.5)

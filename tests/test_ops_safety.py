@@ -263,8 +263,8 @@ def test_default_run_listens_on_loopback_only(bars_folder, tmp_path, monkeypatch
 
 
 def test_process_workers_listen_on_loopback_only():
-    from bnpdist.distributed import Engine
-    with Engine(n_workers=2, processes=True) as engine:
+    from bnpdist.distributed import DaskEngine
+    with DaskEngine(n_workers=2, processes=True) as engine:
         assert engine.n_workers == 2
         found = _listening(os.getpid())
     assert found and found <= LOOPBACK, found

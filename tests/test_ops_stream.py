@@ -111,12 +111,12 @@ def _helper(work: Path, seed: int) -> dict:
     import threading
 
     from bnpdist.data import load
-    from bnpdist.distributed import Engine
+    from bnpdist.distributed import DaskEngine
     from bnpdist.mixture import BNPMixture
 
     X, _, _ = load(work / "ref-in" / "day-0.parquet")   # compile the kernels and import what a
     BNPMixture(algorithm="adf", random_state=0).partial_fit(X).score(X)   # run needs, once,
-    Engine(n_workers=1).close()                         # here, before forking
+    DaskEngine(n_workers=1).close()                         # here, before forking
     deadline = time.monotonic() + 30   # the closed cluster's threads end (slowly under load)
     while threading.active_count() > 1 and time.monotonic() < deadline:
         time.sleep(0.05)

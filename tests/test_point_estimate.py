@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from bnpdist import BNPMixture
-from bnpdist.distributed import Engine
-from bnpdist.distributed.dataset import DistData
+from bnpdist.distributed import DaskEngine
+from bnpdist.distributed import DistData
 from bnpdist.distributed.point_estimate import point_estimate
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.exact import canonical, exact_posterior, set_partitions
 from bnpdist.inference import point_estimate as pe
 from bnpdist.kernels.point_estimate import merge_costs, relocate_rows
@@ -124,7 +124,7 @@ def test_merge_costs_match_brute_force(rng):
 
 def test_draws_estimate_is_the_best_kept_sample(rng):
     H = _noisy(rng, 40, 15, 4, 0.3)
-    est = point_estimate(InProcess(), _parts(H, [0, 13, 40]), method="vi-draws")
+    est = point_estimate(LocalEngine(), _parts(H, [0, 13, 40]), method="vi-draws")
     brute = [_evi(h, H) for h in H]
     assert est.draw == int(np.argmin(brute))
     np.testing.assert_array_equal(canonical(_labels(est)), canonical(H[est.draw]))
@@ -138,7 +138,7 @@ def test_local_search_finds_the_least_expected_vi_over_all_partitions():
     parts, hits = set_partitions(8), 0
     for seed in range(20):
         H = _noisy(np.random.default_rng(seed), 8, 25, 3, 0.6)
-        est = point_estimate(InProcess(), _parts(H, [0, 3, 8]))
+        est = point_estimate(LocalEngine(), _parts(H, [0, 3, 8]))
         brute = _evi_all(parts, H)
         assert est.expected_vi == pytest.approx(_evi(_labels(est), H), abs=1e-12)
         assert est.expected_vi <= est.draws_vi + 1e-12
@@ -156,7 +156,7 @@ def test_estimate_of_exact_samples_is_the_exact_minimiser():
     best = int(np.argmin(exact))
     assert best != int(np.argmax(probs))
     idx = np.random.default_rng(0).choice(len(parts), size=2000, p=probs)
-    est = point_estimate(InProcess(), _parts(parts[idx], [0, 2, 6]))
+    est = point_estimate(LocalEngine(), _parts(parts[idx], [0, 2, 6]))
     np.testing.assert_array_equal(canonical(_labels(est)), parts[best])
     assert est.expected_vi == pytest.approx(exact[best], abs=0.02)
 
@@ -175,8 +175,8 @@ def test_gibbs_labels_are_the_exact_minimiser():
 def test_dask_engine_gives_the_in_process_estimate(rng):
     H = _noisy(rng, 300, 10, 5, 0.2).astype(np.int32)
     cuts = [0, 100, 180, 300]
-    local = point_estimate(InProcess(), _parts(H, cuts))
-    with Engine(n_workers=2, dashboard=False) as engine:
+    local = point_estimate(LocalEngine(), _parts(H, cuts))
+    with DaskEngine(n_workers=2, dashboard=False) as engine:
         futs = [DistData(tuple(engine.broadcast(x) for x in d.futures), "labels", 0, d.n_rows, d.token)
                 for d in _parts(H, cuts)]
         remote = point_estimate(engine, futs)

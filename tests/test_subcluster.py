@@ -10,7 +10,7 @@ from scipy.stats import multivariate_normal
 
 from bnpdist.data.blocks import CSRBlock
 from bnpdist.distributed.subcluster import run_subcluster
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.inference import subcluster as sc
 from bnpdist.inference.gibbs import log_partition_joint
 from bnpdist.kernels.subcluster import draw_rows, unit_logq
@@ -173,7 +173,7 @@ def test_sub_stats_sum_to_cluster_stats_and_labels_match_stats(warmup):
     persistent sub-clusters carried) and the switch to the exact kernel."""
     X, _ = _blobs()
     fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
-    eng = InProcess()
+    eng = LocalEngine()
     for snap in run_subcluster(eng, eng.partitions(X, n_partitions=3), fam, DP(1.0), n_iter=6,
                                random_state=1, labels_every=True, warmup=warmup):
         assert snap.stats.allclose(fam.stats_hard(X, snap.labels, snap.stats.K), rtol=1e-8, atol=1e-8)
@@ -183,13 +183,13 @@ def test_sub_stats_sum_to_cluster_stats_and_labels_match_stats(warmup):
 
 
 def test_same_seed_same_result_on_one_and_two_workers():
-    from bnpdist.distributed import Engine
+    from bnpdist.distributed import DaskEngine
     X, _ = _blobs(200)
     fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
     runs = []
-    with Engine(n_workers=1, processes=False, dashboard=False) as e1, \
-            Engine(n_workers=2, processes=False, dashboard=False) as e2:
-        for eng in (InProcess(), e1, e2):
+    with DaskEngine(n_workers=1, processes=False, dashboard=False) as e1, \
+            DaskEngine(n_workers=2, processes=False, dashboard=False) as e2:
+        for eng in (LocalEngine(), e1, e2):
             snaps = list(run_subcluster(eng, eng.partitions(X, n_partitions=2), fam, NGGP(1.0, 0.5, 1.0),
                                         n_iter=4, random_state=5, launch_scans=1))
             runs.append((snaps[-1].labels, snaps[-1].stats, snaps[-1].U))
@@ -216,7 +216,7 @@ def test_recovers_separated_blobs_within_100_iterations(seed):
     X, y = make_blobs(n_samples=5000, centers=5, n_features=2, random_state=seed,
                       center_box=(-20, 20))
     fam = Gaussian().resolve(DataSummary(len(X), 2, "dense", X.mean(0), np.cov(X.T)))
-    eng = InProcess()
+    eng = LocalEngine()
     *_, last = run_subcluster(eng, eng.partitions(X, n_partitions=2), fam, DP(1.0), n_iter=100,
                               random_state=seed, warmup=50)
     assert last.info["exact"] and normalized_mutual_info_score(y, last.labels) > 0.95

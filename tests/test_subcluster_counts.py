@@ -8,7 +8,7 @@ from sklearn.metrics import normalized_mutual_info_score
 from bnpdist.data import synthetic
 from bnpdist.data.blocks import CSRBlock
 from bnpdist.distributed.subcluster import run_subcluster
-from bnpdist.distributed.variational import InProcess
+from bnpdist.distributed import LocalEngine
 from bnpdist.inference import subcluster as sc
 from bnpdist.obs import Bernoulli, Multinomial
 from bnpdist.obs.draws import Collapsed, cluster_loglik, pseudo_rows, side_loglik, side_params
@@ -68,7 +68,7 @@ def test_launch_sides_are_two_independent_pseudo_rows(rng):
 
 
 def _fit(X, fam, n_iter, seed):
-    eng = InProcess()
+    eng = LocalEngine()
     *_, last = run_subcluster(eng, eng.partitions(X, n_partitions=2), fam, DP(1.0), n_iter=n_iter,
                               warmup=n_iter // 2, random_state=seed)
     return last
@@ -94,12 +94,12 @@ def test_recovers_a_document_corpus():
 def test_warm_up_on_two_workers_is_the_in_process_chain():
     """The warm pass's leave-one-out bookkeeping (previous labels → own cluster and side)
     travels with the partitions: the same draws on a 2-worker cluster as in process."""
-    from bnpdist.distributed import Engine
+    from bnpdist.distributed import DaskEngine
     X, _, _ = synthetic.make_nyt_like(300, vocab_size=500, n_clusters=6)
     fam = Multinomial(50.0, V=500)
     runs = []
-    with Engine(n_workers=2, processes=False, dashboard=False) as eng2:
-        for eng in (InProcess(), eng2):
+    with DaskEngine(n_workers=2, processes=False, dashboard=False) as eng2:
+        for eng in (LocalEngine(), eng2):
             *_, last = run_subcluster(eng, eng.partitions(X, n_partitions=3), fam, DP(1.0), n_iter=6,
                                       warmup=4, random_state=3)
             runs.append(last)
@@ -113,7 +113,7 @@ def test_warm_up_opens_the_tiny_clusters():
     every iteration and the truth is recovered."""
     X, y, _ = synthetic.make_pitman_yor_corpus(600)
     fam = Multinomial(100.0, V=1000)
-    eng = InProcess()
+    eng = LocalEngine()
     for last in run_subcluster(eng, eng.partitions(X, n_partitions=3), fam, DP(1.0), n_iter=8,
                                warmup=6, random_state=0, labels_every=True):
         assert last.stats.allclose(fam.stats_hard(X, last.labels, last.stats.K), rtol=1e-8, atol=1e-8)

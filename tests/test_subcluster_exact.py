@@ -51,15 +51,15 @@ def test_subcluster_on_polya_documents_matches_exact_posterior():
 
 
 def test_subcluster_on_two_workers_is_the_in_process_chain():
-    from bnpdist.distributed import Engine
+    from bnpdist.distributed import DaskEngine
     from bnpdist.distributed.subcluster import run_subcluster
-    from bnpdist.distributed.variational import InProcess
+    from bnpdist.distributed import LocalEngine
     fam, X = referee.DATA["bernoulli"]
     X, pr = referee.rows(X, ROWS), referee.PRIORS["nggp"]
 
     def chain(eng):
         return [s.labels for s in run_subcluster(eng, eng.partitions(X, n_partitions=2), fam, pr,
                                                  n_iter=40, random_state=0, labels_every=True)]
-    with Engine(n_workers=2, processes=False, dashboard=False) as eng:
+    with DaskEngine(n_workers=2, processes=False, dashboard=False) as eng:
         on_cluster = chain(eng)
-    np.testing.assert_array_equal(on_cluster, chain(InProcess()))
+    np.testing.assert_array_equal(on_cluster, chain(LocalEngine()))

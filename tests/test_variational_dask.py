@@ -4,8 +4,9 @@ import pytest
 
 from bnpdist.data import write_bow
 from bnpdist.data.synthetic import make_bars
-from bnpdist.distributed import Engine
-from bnpdist.distributed.variational import InProcess, VariationalRun
+from bnpdist.distributed import DaskEngine
+from bnpdist.distributed import LocalEngine
+from bnpdist.distributed.variational import VariationalRun
 from bnpdist.inference.adf import adf_stream
 from bnpdist.inference.ep import ep_stream
 from bnpdist.metrics import nmi
@@ -22,13 +23,13 @@ PRIOR = NGGP(1.0, 0.5, 1.0)
 
 @pytest.fixture(scope="module")
 def engine1():
-    with Engine(n_workers=1, dashboard=False) as e:
+    with DaskEngine(n_workers=1, dashboard=False) as e:
         yield e
 
 
 @pytest.fixture(scope="module")
 def engine2():
-    with Engine(n_workers=2, dashboard=False) as e:
+    with DaskEngine(n_workers=2, dashboard=False) as e:
         yield e
 
 
@@ -60,7 +61,7 @@ def test_one_partition_equals_single_stream_bit_for_bit(engine2):
 def test_same_result_on_one_or_two_workers_and_in_process(engine1, engine2):
     a, ra = run(engine1, 3)
     b, rb = run(engine2, 3)
-    c, rc = run(InProcess(), 3)
+    c, rc = run(LocalEngine(), 3)
     for sa, sb, sc in zip(a, b, c):
         assert same_stats(sa.stats, sb.stats) and same_stats(sa.stats, sc.stats)
         assert sa.U == sb.U == sc.U

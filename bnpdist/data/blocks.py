@@ -150,13 +150,30 @@ def as_block(X) -> Block:
     return X
 
 
+def row_range(block: Block, start: int, stop: int) -> Block:
+    """Rows ``start:stop`` of a CSR or dense block."""
+    return block.rows(start, stop) if isinstance(block, CSRBlock) else block[start:stop]
+
+
+def split_at(block: Block, bounds) -> list[Block]:
+    """The row ranges ``bounds[i]:bounds[i + 1]`` of a block (``bounds`` from 0 to its rows)."""
+    bounds = [int(b) for b in bounds]
+    if bounds[0] != 0 or bounds[-1] != n_rows(block) or any(b > c for b, c in zip(bounds, bounds[1:])):
+        raise ValueError(f"row bounds must rise from 0 to {n_rows(block)}, got {bounds}")
+    return [row_range(block, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def split_rows(block: Block, n_parts: int) -> list[Block]:
     """Split a block into ``n_parts`` contiguous row ranges (for in-memory inputs)."""
     n = n_rows(block)
-    bounds = np.linspace(0, n, max(1, min(n_parts, n)) + 1).astype(int)
-    if isinstance(block, CSRBlock):
-        return [block.rows(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    return [block[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return split_at(block, np.linspace(0, n, max(1, min(n_parts, n)) + 1).astype(int))
+
+
+def nbytes(X) -> int:
+    """Memory held by a block, scipy sparse matrix or array."""
+    if isinstance(X, CSRBlock) or sp.issparse(X):
+        return int(X.indptr.nbytes + X.indices.nbytes + X.data.nbytes)
+    return int(np.asarray(X).nbytes)
 
 
 def concat_rows(blocks: list[Block]) -> Block:

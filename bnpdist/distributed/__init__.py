@@ -1,7 +1,17 @@
-"""Dask orchestration: partition data, broadcast global state, map partitions, tree-reduce."""
-from .dataset import DistData
-from .engine import Engine
-from .reduce import tree_reduce
+"""The engine: partition data, broadcast global state, map partitions, tree-reduce.
+
+:class:`Engine` is the protocol every algorithm is written against; :class:`LocalEngine` runs
+it in this process and :class:`DaskEngine` on a Dask cluster.  This package is the only one
+that imports Dask or holds a client.
+"""
+from .choose import LOCAL_BYTES, engine_for
+from .dataset import is_dask_collection
+from .engine import ClusterUnavailable, DaskEngine, configured_scheduler, tls_security
+from .local import LocalEngine
+from .protocol import FAN_IN, DistData, Engine
 from .seeds import partition_rng, partition_seed, resolve_seed
 
-__all__ = ["DistData", "Engine", "partition_rng", "partition_seed", "resolve_seed", "tree_reduce"]
+__all__ = ["ClusterUnavailable", "DaskEngine", "DistData", "Engine", "FAN_IN", "LOCAL_BYTES",
+           "LocalEngine", "configured_scheduler", "engine_for", "is_dask_collection",
+           "partition_rng", "partition_seed", "resolve_seed", "tls_security"]
+

@@ -36,13 +36,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from itertools import pairwise
 
 import numpy as np
-from dask.base import tokenize
 
 from ..data.blocks import as_block, concat_rows, n_rows
-from ..inference.adf import block_rows
 from ..inference.ddpm import (
     WARMUP,
     DiscriminativeState,
@@ -65,9 +62,8 @@ from ..inference.labels import remap_labels
 from ..inference.merge import Gain, match_new, regroup
 from ..inference.snapshot import Snapshot, wants_labels
 from ..priors import DP, HDP
-from .dataset import DistData
+from .protocol import DistData
 from .seeds import resolve_seed
-from .variational import InProcess, _per_partition, gather
 
 #: rows gathered on the driver (from the head of every partition) to fit the PCA features
 FIT_ROWS = 20_000
@@ -113,10 +109,10 @@ def _initial(engine, data, task, seed, family, prior, *args):
     stats, counts, n = family.zero_stats(0), np.zeros(0, np.int64), int(sum(data.n_rows))
     res, outs = [], []
     for p in range(data.n_partitions):
-        one = DistData((data.futures[p],), data.kind, data.n_features, (data.n_rows[p],), f"{data.token}-{p}")
-        extra = [_per_partition(engine, one, [a.futures[p]]) for a in args]
+        one = data.part(p)
+        extra = [engine.per_partition(one, [a.futures[p]]) for a in args]
         r = engine.map(task, one, p, family, prior, (stats, counts, n, seed), *extra, key="ddpm-init")
-        out = gather(engine, engine.map(_update, _per_partition(engine, one, r), key="ddpm-init-update"))[0]
+        out = engine.gather(engine.map(_update, engine.per_partition(one, r), key="ddpm-init-update"))[0]
         K = len(out[1])
         stats = out[0] if p == 0 else stats.pad(K) + out[0]
         counts = out[1] if p == 0 else np.concatenate([counts, np.zeros(K - len(counts), np.int64)]) + out[1]
@@ -148,11 +144,12 @@ def _partition_update(st, stats, counts, rows, part, extra=()):
     return old, old_n, (new,), rows[:K0].copy() if part == 0 else None, extra
 
 
-def _sweep_task(block, seed, phi, labels, glob):
-    """One DDPM sweep over the partition's rows against the global state ``glob``."""
-    family, loss, stats, counts, H, log_alpha, disc, w, P, n = glob
-    part, K0 = seed.spawn_key[1], len(counts)
-    st = DiscriminativeState(block, family, labels, z_rng(seed.entropy, seed.spawn_key[0], part),
+def _sweep_task(block, _seed, part, phi, labels, glob):
+    """One DDPM sweep over partition ``part``'s rows against the global state ``glob`` (its
+    stream :func:`z_rng` of the run's seed and the sweep)."""
+    family, loss, stats, counts, H, log_alpha, disc, w, P, n, seed, sweep = glob
+    K0 = len(counts)
+    st = DiscriminativeState(block, family, labels, z_rng(seed, sweep, part),
                              phi, loss, glob=(stats, counts, n))
     g_scale = _start(st, H, counts, disc, P, n)
     st.sweep(np.arange(len(labels)), log_alpha, disc, w, g_scale, K0 if P > 1 else 0)
@@ -238,7 +235,7 @@ def _trim(stats, counts, R, N=None, N0=None):
 def _project_fit(engine, data: DistData, max_dim: int):
     """PCA features fitted on the driver to at most :data:`FIT_ROWS` rows (the heads of the partitions)."""
     m = max(1, FIT_ROWS // data.n_partitions)
-    return fit_projection(concat_rows(gather(engine, engine.map(_head, data, m, key="ddpm-head"))), max_dim)
+    return fit_projection(concat_rows(engine.map_gather(_head, data, m, key="ddpm-head")), max_dim)
 
 
 def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w: float = 1.0,
@@ -270,6 +267,7 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
     eta_step = HyperplaneStep(engine, data, source, loss, w, seed)
     res, stats, counts, _ = _initial(engine, data, _init_task, seed, family, prior)
     H, maps = np.zeros((len(counts), dim)), [None] * P
+    index = engine.per_partition(data, range(P))
     for sweep in range(int(n_iter)):
         tic = time.perf_counter()
         disc = sweep >= warmup
@@ -278,8 +276,8 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
             live = np.flatnonzero(counts > 0)
             H = H.copy()
             H[live] = eta_step.draw(rng, labels, live_index(live, len(counts)), H[live], sweep)
-        glob = (family, loss, stats, counts, H, math.log(prior.alpha), disc, float(w), P, n)
-        res = engine.map(_sweep_task, data, eta_step.phi, labels, glob, seed=seed, pass_id=sweep, key="ddpm-z")
+        glob = (family, loss, stats, counts, H, math.log(prior.alpha), disc, float(w), P, n, seed, sweep)
+        res = engine.map(_sweep_task, data, index, eta_step.phi, labels, glob, key="ddpm-z")
         stats, counts, H, maps, matched = _reduce(engine, data, res, family, prior, stats, counts, H, merge)
         prior = prior.resample(rng, n, int(np.count_nonzero(counts)))
         yield _snapshot(engine, data, res, maps, family, prior, stats, counts, sweep, n,
@@ -290,18 +288,18 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
 
 def _labels(engine, data, res, maps) -> DistData:
     """The partitions' current labels (task results on the workers, global slots) as a DistData."""
-    return _per_partition(engine, data, engine.map(_current, _per_partition(engine, data, res),
-                                                   _per_partition(engine, data, maps), key="ddpm-labels"))
+    return engine.per_partition(data, engine.map(_current, engine.per_partition(data, res),
+                                                   engine.per_partition(data, maps), key="ddpm-labels"))
 
 
 def _gathered(engine, parts: DistData) -> np.ndarray:
     """Labels gathered to the driver, remapped to 0..K−1: ``(labels, old slots)``."""
-    return remap_labels(np.concatenate(gather(engine, list(parts.futures))).astype(np.int64))
+    return remap_labels(np.concatenate(engine.gather(parts.futures)).astype(np.int64))
 
 
 def _reduce(engine, data, res, family, prior, stats, counts, R, merge, extra=False):
     """Partition updates summed in partition order, reconciled (and trimmed for P > 1)."""
-    upd = engine.reduce(engine.map(_update, _per_partition(engine, data, res), key="ddpm-update"), _combine)
+    upd = engine.reduce(engine.map(_update, engine.per_partition(data, res), key="ddpm-update"), _combine)
     stats, counts, R, maps, matched = reconcile(family, prior, stats, counts, R, upd, merge)
     if data.n_partitions > 1 and not extra:
         stats, counts, R, _, _ = _trim(stats, counts, R)
@@ -349,13 +347,7 @@ def sequence_partitions(engine, block, lengths, n_partitions: int) -> tuple[Dist
     cuts = sorted({int(np.argmin(np.abs(ends - n * q / n_partitions))) + 1 for q in range(1, int(n_partitions))})
     groups = [g for g in np.split(np.arange(len(lengths)), cuts) if len(g)]
     bounds = np.concatenate([[0], ends[[g[-1] for g in groups]]])
-    parts = [block_rows(block, int(a), int(b)) for a, b in pairwise(bounds)]
-    futures = tuple(engine.broadcast(x) for x in parts)
-    token = tokenize([getattr(f, "key", None) for f in futures], [len(g) for g in groups]) \
-        if not isinstance(engine, InProcess) else tokenize(bounds)
-    data = DistData(futures, "csr" if hasattr(block, "indptr") else "dense", block.shape[1],
-                    tuple(int(b - a) for a, b in pairwise(bounds)), token)
-    return data, [lengths[g] for g in groups]
+    return engine.partitions(block, bounds=bounds), [lengths[g] for g in groups]
 
 
 def _transition_counts(labels, lengths, K):
@@ -374,12 +366,12 @@ def _hmm_init_task(block, seed, part, family, prior, glob, lengths):
     return labels, (stats, counts, _transition_counts(labels, lengths, len(counts)))
 
 
-def _hmm_task(block, seed, phi, labels, lengths, glob):
+def _hmm_task(block, _seed, part, phi, labels, lengths, glob):
     """One iHMM / DIH sweep over the partition's sequences against the global state ``glob``;
     per-slot rows (η, β); extra: the transition counts (partition 0: in full, others: change)."""
-    family, loss, stats, counts, R, N, N0, bu, alpha, gamma, disc, w, P, n = glob
-    part, K0 = seed.spawn_key[1], len(counts)
-    st = HMMState(block, family, labels, z_rng(seed.entropy, seed.spawn_key[0], part), phi, loss, lengths,
+    family, loss, stats, counts, R, N, N0, bu, alpha, gamma, disc, w, P, n, seed, sweep = glob
+    K0 = len(counts)
+    st = HMMState(block, family, labels, z_rng(seed, sweep, part), phi, loss, lengths,
                   R[:, -1], bu, glob=(stats, counts, n, N, N0))
     g_scale = _start(st, R[:, :-1], counts, disc, P, n)
     st.sweep_hmm(np.arange(len(labels)), alpha, gamma, disc, w, g_scale, K0 if P > 1 else 0)
@@ -431,7 +423,7 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
     data, lens = sequence_partitions(engine, block, lengths, n_partitions)
     P, dim = data.n_partitions, Phi.shape[1]
     eta_step = HyperplaneStep(engine, data, Phi, code, w, seed)
-    lens = _per_partition(engine, data, lens)
+    lens = engine.per_partition(data, lens)
     res, stats, counts, outs = _initial(engine, data, _hmm_init_task, seed, family, DP(prior.gamma), lens)
     K = len(counts)
     N, N0 = np.zeros((K, K), np.int64), np.zeros(K, np.int64)
@@ -439,6 +431,7 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
         N[:len(c), :len(c)] += Np
         N0[:len(c)] += N0p
     R, maps = np.zeros((K, dim + 1)), [None] * P
+    index = engine.per_partition(data, range(P))
     beta = rng.dirichlet(np.append(np.ones(len(counts)), prior.gamma))
     R[:, -1], bu = beta[:-1], beta[-1]
     for sweep in range(int(n_iter)):
@@ -449,8 +442,9 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
             live = np.flatnonzero(counts > 0)
             R = R.copy()
             R[live, :-1] = eta_step.draw(rng, labels, live_index(live, len(counts)), R[live, :-1], sweep)
-        glob = (family, code, stats, counts, R, N, N0, bu, prior.alpha, prior.gamma, disc, float(w), P, n)
-        res = engine.map(_hmm_task, data, eta_step.phi, labels, lens, glob, seed=seed, pass_id=sweep, key="ihmm-z")
+        glob = (family, code, stats, counts, R, N, N0, bu, prior.alpha, prior.gamma, disc, float(w), P, n,
+                seed, sweep)
+        res = engine.map(_hmm_task, data, index, eta_step.phi, labels, lens, glob, key="ihmm-z")
         stats, counts, R, maps, matched, upd = _reduce(engine, data, res, family, DP(prior.gamma), stats,
                                                        counts, R, merge, extra=True)
         N, N0 = _assemble(upd[4], maps, len(counts))

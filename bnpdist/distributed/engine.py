@@ -1,7 +1,8 @@
 """The Dask engine: start or connect a cluster, partition data, map over partitions, tree-reduce.
 
-Inference code hands the engine plain functions and arrays (never model objects); the
-engine is the only place that talks to Dask.
+:class:`DaskEngine` implements :class:`~bnpdist.distributed.protocol.Engine` on a Dask cluster.
+Algorithms hand it plain functions and arrays (never model objects); this package is the only
+place that talks to Dask.
 
 Worker set-up
 -------------
@@ -23,11 +24,12 @@ from collections.abc import Callable
 
 import dask
 from dask.base import tokenize
-from distributed import Client, Future, LocalCluster
+from distributed import Client, Future, LocalCluster, Security
 from distributed.utils import format_dashboard_link
 
-from .dataset import DistData, _identity, labels_like, partition
-from .reduce import FAN_IN, tree_reduce
+from .dataset import _identity, labels_like, partition
+from .protocol import FAN_IN, DistData, Engine
+from .reduce import tree_reduce
 from .seeds import partition_seed
 
 #: environment of process workers started by the engine
@@ -40,6 +42,23 @@ class ClusterUnavailable(RuntimeError):
 
 def _call(fn, block, seed, *args):
     return fn(block, seed, *args)
+
+
+def _select_list(select, *values):
+    return [select(v) for v in values]
+
+
+def configured_scheduler() -> str | None:
+    """The scheduler address Dask's config names (``DASK_SCHEDULER_ADDRESS``), or None."""
+    return dask.config.get("scheduler-address", None)
+
+
+def tls_security(ca: str, cert: str, key: str) -> Security:
+    """A ``distributed.Security`` requiring TLS, from a CA file and one certificate and key
+    used by the client, the scheduler and the workers."""
+    return Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key,
+                    tls_scheduler_cert=cert, tls_scheduler_key=key,
+                    tls_worker_cert=cert, tls_worker_key=key, require_encryption=True)
 
 
 def _connect(scheduler: str, security, timeout: float) -> Client:
@@ -68,7 +87,7 @@ def _wait_for_workers(client: Client, scheduler: str, timeout: float | None) -> 
             "--scheduler for a local cluster") from None
 
 
-class Engine:
+class DaskEngine(Engine):
     """A Dask client plus the partition / map / tree-reduce primitives.
 
     Parameters
@@ -76,7 +95,8 @@ class Engine:
     client : an existing ``distributed.Client`` (used as is, never closed here)
     scheduler : scheduler address (``tcp://host:8786``, ``tls://...``) or scheduler-file path;
         when neither ``client`` nor ``scheduler`` is given, the address in Dask's config
-        (``DASK_SCHEDULER_ADDRESS``) is used if set, else a ``LocalCluster`` is started (the
+        (``DASK_SCHEDULER_ADDRESS``) is used if set and ``local`` is False, else a
+        ``LocalCluster`` is started (the
         embedded default): thread workers talk in-process (``inproc://``), process workers over
         TCP on 127.0.0.1; every HTTP endpoint (scheduler and workers) listens on 127.0.0.1 only
     n_workers : workers of the local cluster (default: one per CPU core)
@@ -89,6 +109,7 @@ class Engine:
         mismatch, raises :class:`ClusterUnavailable` after at most this long)
     worker_timeout : seconds a given scheduler may have no worker before
         :class:`ClusterUnavailable` is raised (None: wait as long as it takes)
+    local : start a ``LocalCluster`` even when Dask's config names a scheduler
 
     Use as a context manager or call :meth:`close`; only what the engine started is closed.
     """
@@ -96,7 +117,8 @@ class Engine:
     def __init__(self, client: Client | None = None, scheduler: str | None = None,
                  n_workers: int | None = None, threads_per_worker: int = 1,
                  processes: bool = False, security=None, dashboard: bool = True,
-                 connect_timeout: float = 10.0, worker_timeout: float | None = 60.0):
+                 connect_timeout: float = 10.0, worker_timeout: float | None = 60.0,
+                 local: bool = False):
         self._owned: list = []
         self._dashboard = dashboard
         self._local = False
@@ -105,7 +127,7 @@ class Engine:
                 raise ValueError("give either client or scheduler, not both")
             self.client = client
             return
-        scheduler = scheduler or dask.config.get("scheduler-address", None)
+        scheduler = scheduler or (None if local else configured_scheduler())
         if scheduler is None:
             cluster = LocalCluster(
                 n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
@@ -132,12 +154,6 @@ class Engine:
         while self._owned:
             self._owned.pop(0).close()
 
-    def __enter__(self) -> Engine:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     @property
     def n_workers(self) -> int:
         return len(self.client.scheduler_info(n_workers=-1)["workers"])
@@ -151,16 +167,18 @@ class Engine:
         return format_dashboard_link("127.0.0.1", port) if self._local else self.client.dashboard_link
 
     # --- data ----------------------------------------------------------------------------
-    def partitions(self, source, *, n_partitions: int | None = None) -> DistData:
-        """Partition ``source`` onto the workers.
+    def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
+        """Partition ``source`` onto the workers (see :meth:`Engine.partitions`; in-memory
+        data: ``n_partitions`` blocks, default about 32 MiB each).  Call :meth:`validate` to
+        surface input errors before computing."""
+        return partition(self.client, source, n_partitions, bounds)
 
-        ``source``: ndarray, scipy sparse matrix or CSRBlock (``n_partitions`` contiguous row
-        blocks; default about 32 MiB each), a dask array/dataframe (one partition per row
-        chunk), a Parquet path, glob, URL, list of them or scanned ``Corpus`` (one partition per
-        (file, row group)), or a DistData (returned as is).  Call :meth:`DistData.validate` to
-        surface input errors before computing.
-        """
-        return partition(self.client, source, n_partitions)
+    def validate(self, data: DistData) -> DistData:
+        for f in data.futures:  # in order: the first failure in order is known once seen
+            exc = f.exception()
+            if exc is not None:
+                raise exc
+        return data
 
     def labels(self, data: DistData, y=None) -> DistData:
         """Row labels partitioned like ``data``: ``y`` split, or the Parquet label column."""
@@ -216,12 +234,22 @@ class Engine:
         """Tree-reduce ``futures`` on the cluster in partition order; return the result."""
         return tree_reduce(self.client, futures, combine, fan_in=fan_in).result()
 
-    def map_reduce(self, fn: Callable, data: DistData, *args, combine: Callable = operator.add,
-                   seed: int | None = None, pass_id: int = 0, key: str | None = None):
-        """:meth:`map` then :meth:`reduce`."""
-        return self.reduce(self.map(fn, data, *args, seed=seed, pass_id=pass_id, key=key), combine)
+    def gather(self, items, select: Callable | None = None) -> list:
+        """Task results in order; with ``select``, one task collects ``select`` of each."""
+        items = list(items)
+        if select is None:
+            return self.client.gather(items)
+        key = f"select-{tokenize(select, [getattr(f, 'key', f) for f in items])}"
+        return self.client.submit(_select_list, select, *items, key=key).result()
 
-    def map_gather(self, fn: Callable, data: DistData, *args, seed: int | None = None,
-                   pass_id: int = 0, key: str | None = None) -> list:
-        """:meth:`map` then gather every partition's result, in partition order."""
-        return self.client.gather(self.map(fn, data, *args, seed=seed, pass_id=pass_id, key=key))
+    def per_partition(self, data: DistData, items) -> DistData:
+        """Per-partition futures (kept) or values (broadcast) as a DistData like ``data``."""
+        futures = tuple(x if isinstance(x, Future) else self.broadcast(x) for x in items)
+        return DistData(futures, "state", 0, data.n_rows, tokenize([f.key for f in futures]))
+
+    def each(self, fn: Callable, items) -> list:
+        return self.client.gather(self.client.map(fn, list(items), pure=False))
+
+    def on_every_worker(self, fn: Callable) -> None:
+        """Run ``fn()`` once on every worker (e.g. to import modules before a timing)."""
+        self.client.run(fn)

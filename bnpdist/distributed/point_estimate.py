@@ -22,8 +22,7 @@ import numpy as np
 
 from ..inference import point_estimate as pe
 from ..kernels.point_estimate import relocate_rows
-from .dataset import DistData
-from .variational import _per_partition, gather
+from .protocol import DistData
 
 #: METHODS: "vi" = draws then local search, "vi-draws" = the draws estimate alone
 METHODS = ("vi", "vi-draws")
@@ -99,10 +98,6 @@ def _relocate_task(z, seed, to, carry, *history):
     return z, (T, n, moved)
 
 
-def _one(d: DistData, p: int) -> DistData:
-    return DistData((d.futures[p],), d.kind, d.n_features, (d.n_rows[p],), f"{d.token}-{p}")
-
-
 def point_estimate(engine, samples: list[DistData], *, method: str = "vi",
                    max_rounds: int = MAX_ROUNDS) -> PartitionEstimate:
     """ĉ from the kept samples (each a DistData of per-partition integer labels ≥ 0, global
@@ -125,7 +120,7 @@ def point_estimate(engine, samples: list[DistData], *, method: str = "vi",
         z, T, n, to, merges, moves = _search(engine, samples, z, T, n, to, max_rounds)
     T, n, keep = pe.compact(T, n, 0)
     to = np.where(to >= 0, keep[np.maximum(to, 0)], -1)
-    labels = _per_partition(engine, z, engine.map(_apply, z, to, key="pe-labels"))
+    labels = engine.per_partition(z, engine.map(_apply, z, to, key="pe-labels"))
     return PartitionEstimate(labels, len(n), pe.expected_vi(T, n, const), draws_vi, s, S, merges, moves)
 
 
@@ -137,11 +132,11 @@ def _search(engine, samples, z, T, n, to, max_rounds):
         to = np.where(to >= 0, keep[np.maximum(to, 0)], -1)
         carry, results = (None, (T, n, 0)), []
         for p in range(z.n_partitions):
-            carry = engine.map(_relocate_task, _one(z, p), to, carry,
-                               *[_one(h, p) for h in samples], key="pe-relocate")[0]
+            carry = engine.map(_relocate_task, z.part(p), to, carry,
+                               *[h.part(p) for h in samples], key="pe-relocate")[0]
             results.append(carry)
-        T, n, moved = gather(engine, [carry])[0][1]
-        z = _per_partition(engine, z, engine.map(_first, _per_partition(engine, z, results), key="pe-z"))
+        T, n, moved = engine.gather([carry])[0][1]
+        z = engine.per_partition(z, engine.map(_first, engine.per_partition(z, results), key="pe-z"))
         to, m = pe.merge_clusters(T, n)
         merges, moves = merges + m, moves + moved
         if m == 0 and moved == 0:

@@ -8,8 +8,7 @@ from collections.abc import Callable, Sequence
 from dask.base import tokenize
 from distributed import Client, Future
 
-#: how many results one combine task folds together
-FAN_IN = 8
+from .protocol import FAN_IN
 
 
 def _fold(combine: Callable, *parts):

@@ -16,11 +16,10 @@ from ..inference.anneal import run_anneal
 from ..inference.gibbs import run_gibbs
 from ..inference.snapshot import wants_labels
 from .subcluster import run_subcluster
-from .variational import _per_partition, gather
 
 
 def _one_block(engine, data):
-    return concat_rows(gather(engine, list(data.futures)))
+    return concat_rows(engine.gather(data.futures))
 
 
 def _on_partitions(snaps, engine, data, config):
@@ -29,7 +28,7 @@ def _on_partitions(snaps, engine, data, config):
     off = data.offsets
     for snap in snaps:
         def parts(labels=snap.labels):
-            return _per_partition(engine, data, [labels[a:b] for a, b in pairwise(off)])
+            return engine.per_partition(data, [labels[a:b] for a, b in pairwise(off)])
         show = wants_labels(config.labels_at, snap.step, snap.step == config.n_iter - 1)
         yield replace(snap, labels=snap.labels if show else None, label_parts=parts)
 

@@ -37,7 +37,6 @@ import time
 from typing import Iterator
 
 import numpy as np
-from dask.base import tokenize
 
 from ..data.blocks import n_rows, take_rows
 from ..inference import subcluster as sc
@@ -47,9 +46,8 @@ from ..inference.snapshot import Snapshot, wants_labels
 from ..kernels.subcluster import draw_rows, unit_logq
 from ..obs import Gaussian
 from ..obs.draws import cluster_loglik, loglik, sample_params, side_loglik, side_params
-from .dataset import DistData
+from .protocol import DistData
 from .seeds import resolve_seed
-from .variational import gather
 
 #: spawn key of the driver's random stream (partition streams use (pass, partition))
 DRIVER_KEY = (2**32 - 1,)
@@ -146,26 +144,13 @@ def _warm_task(block, seed, prev, fix, glob):
 
 
 # --- engine helpers --------------------------------------------------------------------------
-def _per_partition(engine, data: DistData, items) -> DistData:
-    """Task results (or values) as an argument partitioned like ``data`` (tokenised for the
-    Dask engine's task keys only)."""
-    items = tuple(items)
-    token = (tokenize([f.key if hasattr(f, "key") else f for f in items])
-             if hasattr(engine, "client") else "in-process")
-    return DistData(items, "state", 0, data.n_rows, token)
-
-
-def _summary_list(*results) -> list:
-    return [r[1] for r in results]
+def _summary(result):
+    return result[1]
 
 
 def _summaries(engine, results: list) -> list:
-    """The second element of every partition's result, in partition order (labels stay put),
-    collected by one task."""
-    if not hasattr(engine, "client"):
-        return _summary_list(*results)
-    key = f"sc-summaries-{tokenize([f.key for f in results])}"
-    return engine.client.submit(_summary_list, *results, key=key).result()
+    """The second element of every partition's result, in partition order (labels stay put)."""
+    return engine.gather(results, select=_summary)
 
 
 def _global_task(result, seed, fix, relabel):
@@ -175,8 +160,8 @@ def _global_task(result, seed, fix, relabel):
 
 def _label_parts(engine, data, results: list, relabel: np.ndarray, fixes: list) -> DistData:
     """The partitions' labels in global cluster ids, left on the workers."""
-    return _per_partition(engine, data, engine.map(_global_task, _per_partition(engine, data, results),
-                                                   _per_partition(engine, data, fixes), relabel,
+    return engine.per_partition(data, engine.map(_global_task, engine.per_partition(data, results),
+                                                   engine.per_partition(data, fixes), relabel,
                                                    key="sc-labels"))
 
 
@@ -195,7 +180,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
 
     Parameters
     ----------
-    engine : :class:`~bnpdist.distributed.Engine` or ``InProcess``
+    engine : an :class:`~bnpdist.distributed.Engine`
     data : a DistData, or anything ``engine.partitions`` takes
     family : a *resolved* observation family; prior : ``DP`` or ``NGGP``
     n_iter : iterations (each: one Gibbs pass and ``launch_scans + 1`` scan passes; one warm
@@ -224,7 +209,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     if z0.shape != (data.n_total,) or np.any(z0 < 0):
         raise ValueError(f"init_labels must be {data.n_total} non-negative integers")
     K = int(z0.max()) + 1
-    init = _per_partition(engine, data, [z0[a:b] for a, b in zip(off[:-1], off[1:])])
+    init = engine.per_partition(data, [z0[a:b] for a, b in zip(off[:-1], off[1:])])
     results = engine.map(_start_task, data, init, family, K, key="sc-start")
     stats = _total(_summaries(engine, results))
     relabel = np.repeat(np.arange(K), 2).reshape(K, 2)
@@ -244,8 +229,8 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         params = sample_params(family, stats, rng) if exact else side_params(family, stats, rng)
         if exact:
             # 2. restricted Gibbs pass
-            results = engine.map(_gibbs_task, data, _per_partition(engine, data, results),
-                                 _per_partition(engine, data, fixes), (relabel, family, params, logw),
+            results = engine.map(_gibbs_task, data, engine.per_partition(data, results),
+                                 engine.per_partition(data, fixes), (relabel, family, params, logw),
                                  seed=seed, pass_id=it * passes, key="sc-gibbs")
             pairs = _summaries(engine, results)
             accept = sc.accept_blocks(np.array([c.n for c, _ in pairs]), np.array([p.n for _, p in pairs]))
@@ -253,16 +238,16 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
             live = stats.n > 0.5
             keep = np.cumsum(live) - 1
             stats = stats.take(live)
-            pick = _per_partition(engine, data, [int(a) for a in accept])
+            pick = engine.per_partition(data, [int(a) for a in accept])
             # 3. launches and scan passes
             units = sc.draw_units(rng, stats.K)
             unit_of, side = sc.unit_maps(units, stats.K)
             sub_params, logpi = sc.launch(family, sc.unit_stats(stats, units), rng)
             for t in range(launch_scans + 1):
-                results = engine.map(_scan_task, data, _per_partition(engine, data, results), pick,
+                results = engine.map(_scan_task, data, engine.per_partition(data, results), pick,
                                      (keep, unit_of, side, t > 0, family, sub_params, logpi), seed=seed,
                                      pass_id=it * passes + 1 + t, key="sc-scan")
-                pick, keep = _per_partition(engine, data, [0] * data.n_partitions), np.arange(stats.K)
+                pick, keep = engine.per_partition(data, [0] * data.n_partitions), np.arange(stats.K)
                 summ = _summaries(engine, results)
                 sub = _total([s for s, _ in summ])
                 if t < launch_scans:
@@ -278,8 +263,8 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
                 args, kept = moved
                 sub_params, logpi, own = sc.carry(family, *args, stats, rng)
                 own = own[kept]
-            results = engine.map(_warm_task, data, _per_partition(engine, data, results),
-                                 _per_partition(engine, data, fixes),
+            results = engine.map(_warm_task, data, engine.per_partition(data, results),
+                                 engine.per_partition(data, fixes),
                                  (relabel, family, params, logw, sub_params, logpi, own, prior, U),
                                  seed=seed, pass_id=it * passes, key="sc-warm")
             # sides of the K clusters summed, then each partition's new clusters in partition order
@@ -318,7 +303,7 @@ def _snapshot(engine, parts, stats, prior, U, family, step, n, with_labels, **in
     objective = log_partition_joint(prior, stats.n, U) + float(np.sum(family.log_marginal(stats)))
     labels = None
     if with_labels:
-        labels, old = remap_labels(np.concatenate(gather(engine, list(parts().futures))).astype(np.int64))
+        labels, old = remap_labels(np.concatenate(engine.gather(parts().futures)).astype(np.int64))
         stats = stats.take(old)
     K = stats.K
     return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,

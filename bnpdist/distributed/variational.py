@@ -32,74 +32,18 @@ within a partition is fixed (ADF) or drawn from ``partition_seed(seed, pass, par
 """
 from __future__ import annotations
 
-import functools
 import math
-import operator
 import time
 from typing import Iterator
 
 import numpy as np
-from dask.base import tokenize
 
-from ..data.blocks import checked_block, n_rows, split_rows
-from ..inference.adf import adf_partition, apply_remap, block_rows, check_epsilon, snapshot
+from ..data.blocks import n_rows, row_range
+from ..inference.adf import adf_partition, apply_remap, check_epsilon, snapshot
 from ..inference.ep import ep_partition, relative_change
 from ..inference.merge import Update, VarState, merge_stage
 from ..inference.snapshot import Snapshot
-from .dataset import DistData
-from .reduce import FAN_IN
-from .seeds import partition_seed
-
-
-class InProcess:
-    """The :class:`~bnpdist.distributed.Engine` primitives, run sequentially in this process.
-
-    Same partition seeds and the same reduction tree as the Dask engine, so results agree
-    with a cluster run on the same partitioning.  Used for small in-memory inputs.
-    """
-
-    def partitions(self, source, *, n_partitions: int | None = None) -> DistData:
-        if isinstance(source, DistData):
-            return source
-        block = checked_block(source)
-        parts = split_rows(block, n_partitions or 1)
-        return DistData(tuple(parts), "csr" if hasattr(block, "indptr") else "dense",
-                        block.shape[1], tuple(n_rows(p) for p in parts), "in-process")
-
-    def broadcast(self, value):
-        return value
-
-    def map(self, fn, data: DistData, *args, seed: int | None = None, pass_id: int = 0,
-            key: str | None = None) -> list:
-        out = []
-        for i, part in enumerate(data.futures):
-            ss = None if seed is None else partition_seed(seed, pass_id, i)
-            out.append(fn(part, ss, *[a.futures[i] if isinstance(a, DistData) else a for a in args]))
-        return out
-
-    def reduce(self, items: list, combine=operator.add, *, fan_in: int = FAN_IN):
-        level = list(items)
-        while len(level) > 1:
-            level = [functools.reduce(combine, level[j:j + fan_in]) for j in range(0, len(level), fan_in)]
-        return level[0]
-
-    def gather(self, items: list) -> list:
-        return list(items)
-
-    def close(self) -> None:
-        pass
-
-
-def gather(engine, items: list) -> list:
-    """Task results in partition order (futures are fetched from the cluster)."""
-    return engine.gather(items) if isinstance(engine, InProcess) else engine.client.gather(items)
-
-
-def _per_partition(engine, data: DistData, items: list) -> DistData:
-    """Per-partition values or futures as a DistData partitioned like ``data``."""
-    futures = tuple(engine.broadcast(x) if not hasattr(x, "key") else x for x in items)
-    token = tokenize([getattr(f, "key", i) for i, f in enumerate(futures)])
-    return DistData(futures, "state", 0, data.n_rows, token)
+from .protocol import DistData
 
 
 def _update_of(result, seed):
@@ -118,7 +62,7 @@ def _adf_task(block, seed, family, prior, state, ctx, prev, opts):
     resp = None if prev is None or prev[1] is None else apply_remap(prev[1], remap)
     if start >= n_rows(block):
         return _empty_update(family, state, part == 0), resp
-    upd, r = adf_partition(block_rows(block, start, min(stop, n_rows(block))), family, prior, state,
+    upd, r = adf_partition(row_range(block, start, min(stop, n_rows(block))), family, prior, state,
                            epsilon=epsilon, full=part == 0, record=record)
     if record and resp is not None:
         r = (np.concatenate([resp[0], r[0]]), np.concatenate([resp[1], r[1]]))
@@ -135,7 +79,7 @@ def _ep_task(block, seed, family, prior, state, ctx, prev, opts):
 
 
 class VariationalRun:
-    """Drives ADF rounds and EP passes over ``data`` with ``engine`` (Dask or :class:`InProcess`).
+    """Drives ADF rounds and EP passes over ``data`` with ``engine`` (any :class:`~bnpdist.distributed.Engine`).
 
     Parameters mirror :class:`~bnpdist.mixture.BNPMixture`; ``state`` continues a previous fit
     (streaming: EP passes after the ADF pass then refine the new rows' contributions, the earlier
@@ -163,9 +107,9 @@ class VariationalRun:
     def _round(self, task, ctx: list, prev, opts, pass_id: int, drop: bool):
         e = self.engine
         futures = e.map(task, self.data, self.family, self.prior, self.state,
-                        _per_partition(e, self.data, ctx), prev, opts,
+                        e.per_partition(self.data, ctx), prev, opts,
                         seed=self.seed, pass_id=pass_id, key=task.__name__.strip("_"))
-        upd = e.reduce(e.map(_update_of, _per_partition(e, self.data, futures), key="update"))
+        upd = e.reduce(e.map(_update_of, e.per_partition(self.data, futures), key="update"))
         n_seen = self.state.n_seen + (0 if drop else upd.rows)
         new, self.remaps, info = merge_stage(self.family, self.prior, self.state, upd, n_seen=n_seen,
                                              threshold=self.merge_threshold,
@@ -190,7 +134,7 @@ class VariationalRun:
         for r in range(max(1, math.ceil(nmax / B))):
             t0 = time.perf_counter()
             prev = None if self.results is None or not record else \
-                _per_partition(self.engine, self.data, self.results)
+                self.engine.per_partition(self.data, self.results)
             ctx = [(p, r * B, (r + 1) * B, self.remaps[p]) for p in range(P)]
             self.state, info = self._round(_adf_task, ctx, prev, (self.epsilon, record), 0, drop=False)
             yield self._snap(info, t0, round=r)
@@ -217,7 +161,7 @@ class VariationalRun:
             t0 = time.perf_counter()
             old = self.state
             ctx = [(i, self.remaps[i]) for i in range(self.data.n_partitions)]
-            prev = _per_partition(self.engine, self.data, self.results)
+            prev = self.engine.per_partition(self.data, self.results)
             self.state, info = self._round(_ep_task, ctx, prev, (self.epsilon, self.outside), p, drop=True)
             change = relative_change(old.stats, self.state.stats, self.remaps[0][:old.stats.K])
             yield self._snap(info, t0, change=change, **{"pass": p})
@@ -226,7 +170,7 @@ class VariationalRun:
 
     def contributions(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per partition, the rows' local contributions (idx, val) in the current numbering."""
-        parts = gather(self.engine, self.results)
+        parts = self.engine.gather(self.results)
         return [apply_remap(r[1], m) for r, m in zip(parts, self.remaps)]
 
 

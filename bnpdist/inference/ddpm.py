@@ -27,7 +27,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..data.blocks import as_block, n_rows
-from ..distributed.variational import InProcess, _per_partition
+from ..distributed import LocalEngine
 from ..kernels.ddpm import bind, ddpm_steps
 from ..priors import DP
 from .discriminative import (
@@ -159,7 +159,7 @@ def z_rng(seed: int, sweep: int, part: int, init: bool = False) -> np.random.Gen
 
 
 class HyperplaneStep:
-    """The η step over partitioned features (``engine``: an Engine or :class:`InProcess`)."""
+    """The η step over partitioned features on an :class:`~bnpdist.distributed.Engine`."""
 
     def __init__(self, engine, data, phi, loss: str, w: float, seed: int):
         """``phi``: a :class:`~.features.Projection` applied per partition, or the (n, p) features."""
@@ -167,12 +167,12 @@ class HyperplaneStep:
         self.offsets = data.offsets
         parts = ([phi[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
                  if isinstance(phi, np.ndarray) else list(engine.map(_project, data, phi, key="ddpm-phi")))
-        self.phi = _per_partition(engine, data, parts)
+        self.phi = engine.per_partition(data, parts)
 
     def __call__(self, rng, labels: np.ndarray, live: np.ndarray, H: np.ndarray, pass_id: int) -> np.ndarray:
         """η of the live slots given the row labels (slots) and the current η of those slots."""
         parts = [labels[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
-        return self.draw(rng, _per_partition(self.engine, self.phi, parts),
+        return self.draw(rng, self.engine.per_partition(self.phi, parts),
                          live_index(live, int(labels.max()) + 1), H, pass_id)
 
     def draw(self, rng, labels, index: np.ndarray, H: np.ndarray, pass_id: int) -> np.ndarray:
@@ -214,7 +214,7 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
     seed = int(random_state) if random_state is not None else int(np.random.SeedSequence().entropy)
     rng = np.random.default_rng(seed)
     if engine is None:
-        engine = InProcess()
+        engine = LocalEngine()
     if data is None:
         data = engine.partitions(block)
     if Phi is None:

@@ -169,7 +169,7 @@ def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: 
     ``transition`` (posterior-mean matrix among the states), ``seconds``, ``discriminative``.
     """
     from ..data.blocks import as_block, n_rows
-    from ..distributed.variational import InProcess
+    from ..distributed import LocalEngine
     block = as_block(block)
     n = n_rows(block)
     if int(np.sum(lengths)) != n:
@@ -186,7 +186,7 @@ def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: 
         Phi = source = np.ascontiguousarray(Phi, dtype=np.float64)
     eta_step = None
     if loss:
-        engine = engine or InProcess()
+        engine = engine or LocalEngine()
         eta_step = HyperplaneStep(engine, data or engine.partitions(block), source, code, w, seed)
     if init_labels is None:          # one sequential DPM urn pass given the data (order ignored)
         init_labels = initial_state(block, family, DP(prior.gamma), z_rng(seed, 0, 0, init=True), None,

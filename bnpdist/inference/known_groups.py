@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln, logsumexp
 
-from ..data.blocks import Block, CSRBlock, as_block
+from ..data.blocks import Block, CSRBlock
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,21 +116,14 @@ def _loglik_task(block, _seed, word_params):
     return doc_loglik(block, word_params)
 
 
-# --- drivers: local (engine None) or on the engine ----------------------------------------
+# --- drivers, on an engine ----------------------------------------
 def count_groups(engine, X, y=None, classes=None, weights=None) -> tuple[GroupCounts, np.ndarray]:
     """``(counts, classes)`` of a labelled data set (documents weighted by ``weights``, (n,)).
 
-    ``classes`` None takes the sorted unique labels; given, labels outside it raise.
-    ``engine`` None computes in this process (in-memory X and y); otherwise X is any source
-    :meth:`Engine.partitions` accepts and ``y`` None reads the Parquet ``label`` column.
+    ``classes`` None takes the sorted unique labels; given, labels outside it raise.  X is any
+    source :meth:`Engine.partitions` accepts and ``y`` None reads the Parquet ``label`` column.
     """
-    if engine is None:
-        if y is None:
-            raise ValueError("labels y are required for in-memory data")
-        y = np.asarray(y)
-        classes = np.unique(y) if classes is None else classes
-        return group_counts(as_block(X), encode(y, classes), len(classes), weights), classes
-    data = engine.partitions(X).validate()
+    data = engine.validate(engine.partitions(X))
     labels = engine.labels(data, y)
     if classes is None:
         classes = engine.map_reduce(_unique_task, labels, combine=np.union1d)
@@ -139,12 +132,10 @@ def count_groups(engine, X, y=None, classes=None, weights=None) -> tuple[GroupCo
 
 
 def doc_logliks(engine, X, word_params: np.ndarray) -> np.ndarray:
-    """:func:`doc_loglik` of every row of X, in row order (locally when ``engine`` is None)."""
-    data = as_block(X) if engine is None else engine.partitions(X).validate()
+    """:func:`doc_loglik` of every row of X, in row order."""
+    data = engine.validate(engine.partitions(X))
     if data.shape[1] != word_params.shape[1]:
         raise ValueError(f"X has {data.shape[1]} features, the model {word_params.shape[1]}")
-    if engine is None:
-        return doc_loglik(data, word_params)
     return np.concatenate(engine.map_gather(_loglik_task, data, word_params))
 
 

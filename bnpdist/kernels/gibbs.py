@@ -35,7 +35,6 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ..data.blocks import CSRBlock
 from .bind import entry, layout, memo, pointer, typeof
 
 
@@ -165,7 +164,7 @@ def subsample_schedule(rng, perm, size, grow, remove, add):
 
 def kernel_block(block):
     """A block as the kernels see it: ``(indptr, indices, data)`` or a C-contiguous 2-D array."""
-    if isinstance(block, CSRBlock):
+    if hasattr(block, "indptr"):
         return (block.indptr, block.indices, block.data)
     return np.ascontiguousarray(block, dtype=np.float64)
 

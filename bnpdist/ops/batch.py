@@ -30,15 +30,15 @@ def open_source(engine, source, *, vocab_size=None, n_partitions=None, kind=None
     """
     corpus = scan(source, kind=kind, vocab_size=vocab_size)
     if n_partitions is None:
-        return engine.partitions(corpus).validate(), corpus
+        return engine.validate(engine.partitions(corpus)), corpus
     X, _, corpus = load(source, kind=kind, vocab_size=vocab_size)
-    return engine.partitions(X, n_partitions=n_partitions).validate(), corpus
+    return engine.validate(engine.partitions(X, n_partitions=n_partitions)), corpus
 
 
 def input_manifest(engine, corpus) -> Manifest:
     """Sizes and sha256 of the corpus files (hashed on the workers), with their row counts."""
     files = list(corpus.files)
-    digests = engine.client.gather(engine.client.map(file_digest, files, pure=False))
+    digests = engine.each(file_digest, files)
     rows = {f: 0 for f in files}
     for p in corpus.pieces:
         rows[p.path] += p.n_rows
@@ -62,7 +62,7 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
     out = check_target(out, source, force=force)
     data, corpus = open_source(engine, source, vocab_size=vocab_size, n_partitions=n_partitions)
     check_target(out, list(corpus.files), force=force)
-    est.set_params(client=engine.client, n_partitions=None)
+    est.set_params(client=engine, n_partitions=None)
     snaps = est.iter_fit(data)
     for _ in (progress(snaps, expected_steps(est)) if progress else snaps):
         pass
@@ -85,7 +85,7 @@ def predict_to_file(engine, est, source, out, cluster_ids=None) -> Path:
     data, corpus = open_source(engine, source, vocab_size=width if kind == "csr" else None, kind=kind)
     if corpus.n_features != width:
         raise CorpusError(f"{corpus.n_features} {kind} features; the model has {width}", corpus.files[0])
-    est.set_params(client=engine.client, n_partitions=None)
+    est.set_params(client=engine, n_partitions=None)
     cluster, prob = assign(est, data)
     if cluster_ids is not None:
         cluster = np.where(cluster >= 0, np.asarray(cluster_ids)[np.maximum(cluster, 0)], -1)

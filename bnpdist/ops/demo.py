@@ -56,7 +56,7 @@ def _data(out: Path, seed: int) -> dict[str, tuple[Path, Path]]:
 
 def _known_groups(engine, train, test) -> tuple[float, float]:
     from ..models import KnownGroupsDMM
-    kg = KnownGroupsDMM(alpha=1.0, beta=1.0, client=engine.client).fit(str(train))
+    kg = KnownGroupsDMM(alpha=1.0, beta=1.0, client=engine).fit(str(train))
     _, y, _ = load(test)
     logp = kg.score(str(test))
     accuracy = float(np.mean(kg.predict(str(test)) == y))

@@ -39,4 +39,4 @@ def open_input(engine, path, vocab_size: int | None, kind: str | None = None):
     :class:`~bnpdist.data.CorpusError` for bad input.
     """
     corpus = scan(path, kind=kind, vocab_size=vocab_size)
-    return engine.partitions(corpus).validate(), corpus
+    return engine.validate(engine.partitions(corpus)), corpus

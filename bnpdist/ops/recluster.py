@@ -147,21 +147,21 @@ def recluster(store, engine, new_sources, make_estimator, *, ep_passes: int = 10
                 raise CorpusError(reason, v.path)
         heldout = [None] * len(fresh)
         if est is not None:
-            est.client = engine.client
+            est.set_params(client=engine)
             heldout = [est.score(data) for data, _ in parts]
         for v, (data, _), h in zip(fresh, parts, heldout):
             manifest = manifest.add(Entry(v.path, v.size, v.sha256, data.n_total, h))
         used = manifest.files[-window:] if window else manifest.files
         stamps = _check_consumed(used, arrivals)
         corpus = scan([e.path for e in used], kind=kind or parts[0][1].kind, vocab_size=width)
-        window_data = engine.partitions(corpus).validate()
+        window_data = engine.validate(engine.partitions(corpus))
         if ep_passes == 0:
             est = make_estimator() if est is None else est
-            est.client = engine.client
+            est.set_params(client=engine)
             for data, _ in parts:
                 est.partial_fit(data)
         else:
-            est = _estimator(est, make_estimator, ep_passes, warm).set_params(client=engine.client)
+            est = _estimator(est, make_estimator, ep_passes, warm).set_params(client=engine)
             snaps = est.iter_fit(window_data)
             for _ in (progress(snaps, ep_passes + 1) if progress else snaps):
                 pass

@@ -99,7 +99,7 @@ def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator
         return est, manifest, "quarantined"
     fresh = est is None
     est = make_estimator() if fresh else est
-    est.client = engine.client
+    est.set_params(client=engine)
     heldout = None if fresh else est.score(data)
     est.partial_fit(data)
     cluster, prob = assign(est, data)

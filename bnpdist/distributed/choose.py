@@ -1,0 +1,36 @@
+"""Which engine runs an estimator's work: the one it is given, or one chosen for its input.
+
+The estimators' ``client`` parameter takes an engine (used as is: created once by the caller
+and handed down), a ``distributed.Client`` or nothing.  Without one, and without a scheduler
+(given, or named by Dask's config), in-memory input up to :data:`LOCAL_BYTES` runs in this
+process (:class:`~bnpdist.distributed.local.LocalEngine`); anything else on an in-process
+``LocalCluster`` started for the call.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..data.blocks import nbytes
+from ..data.sources import is_in_memory
+from .engine import DaskEngine, configured_scheduler
+from .local import LocalEngine
+from .protocol import Engine
+
+#: in-memory inputs up to this size, with no client or scheduler, run in this process
+LOCAL_BYTES = 64 * 2**20
+
+
+@contextmanager
+def engine_for(client=None, scheduler: str | None = None, source=None) -> Iterator[Engine]:
+    """The engine for ``source`` (module docstring); closed on exit only if started here."""
+    if isinstance(client, Engine):
+        if scheduler is not None:
+            raise ValueError("give either an engine (client=) or a scheduler, not both")
+        yield client
+    elif (client is None and scheduler is None and configured_scheduler() is None
+          and is_in_memory(source) and nbytes(source) <= LOCAL_BYTES):
+        yield LocalEngine()
+    else:
+        with DaskEngine(client=client, scheduler=scheduler, dashboard=False) as engine:
+            yield engine

@@ -1,0 +1,92 @@
+"""The engine run sequentially in this process (no Dask).
+
+Same partitions, seeds and reduction tree as :class:`~bnpdist.distributed.engine.DaskEngine`,
+so a local run equals a cluster run on the same partitioning; one partition is the
+single-stream algorithm.  Handles are the values themselves.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from itertools import pairwise
+
+import numpy as np
+
+from ..data import Corpus, read_labels, read_piece, scan
+from ..data.blocks import checked_block, n_rows, split_at, split_rows
+from ..data.sources import is_parquet_source
+from .protocol import FAN_IN, DistData, Engine
+from .seeds import partition_seed
+
+#: the token of local data (task keys are a cluster's concern)
+LOCAL = "local"
+
+
+def _kind(block) -> str:
+    return "csr" if hasattr(block, "indptr") else "dense"
+
+
+class LocalEngine(Engine):
+    """:class:`~bnpdist.distributed.protocol.Engine` in this process, partition after partition."""
+
+    def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
+        if isinstance(source, DistData):
+            return source
+        if is_parquet_source(source):
+            if n_partitions is not None or bounds is not None:
+                raise ValueError("n_partitions and bounds apply to in-memory data only: Parquet "
+                                 "partitions are row groups")
+            corpus = source if isinstance(source, Corpus) else scan(source)
+            parts = tuple(read_piece(corpus, piece) for piece in corpus.pieces)
+            return DistData(parts, corpus.kind, int(corpus.n_features),
+                            tuple(int(p.n_rows) for p in corpus.pieces), LOCAL, corpus)
+        block = checked_block(source)
+        parts = split_at(block, bounds) if bounds is not None else split_rows(block, n_partitions or 1)
+        return DistData(tuple(parts), _kind(block), block.shape[1], tuple(n_rows(p) for p in parts), LOCAL)
+
+    def validate(self, data: DistData) -> DistData:
+        return data     # read (and checked) when partitioned
+
+    def labels(self, data: DistData, y=None) -> DistData:
+        if y is None:
+            corpus = data.corpus
+            if corpus is None or not corpus.has_labels:
+                raise ValueError("no labels given and the data has no label column")
+            return self.per_partition(data, [read_labels(corpus, piece) for piece in corpus.pieces])
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != data.n_total:
+            raise ValueError(f"labels must be 1-D with {data.n_total} entries, got shape {y.shape}")
+        return DistData(tuple(y[a:b] for a, b in pairwise(data.offsets)), "labels", 0, data.n_rows, LOCAL)
+
+    def broadcast(self, value):
+        return value
+
+    def map(self, fn, data: DistData, *args, seed: int | None = None, pass_id: int = 0,
+            key: str | None = None) -> list:
+        if not isinstance(data, DistData):
+            raise TypeError(f"map needs a DistData (see Engine.partitions), got {type(data).__name__}")
+        out = []
+        for i, part in enumerate(data.futures):
+            ss = None if seed is None else partition_seed(seed, pass_id, i)
+            out.append(fn(part, ss, *[a.futures[i] if isinstance(a, DistData) else a for a in args]))
+        return out
+
+    def reduce(self, items, combine=operator.add, *, fan_in: int = FAN_IN):
+        if not len(items):
+            raise ValueError("nothing to reduce: no partitions")
+        level = list(items)
+        while len(level) > 1:
+            level = [functools.reduce(combine, level[j:j + fan_in]) for j in range(0, len(level), fan_in)]
+        return level[0]
+
+    def gather(self, items, select=None) -> list:
+        return [x if select is None else select(x) for x in items]
+
+    def per_partition(self, data: DistData, items) -> DistData:
+        return DistData(tuple(items), "state", 0, data.n_rows, LOCAL)
+
+    def each(self, fn, items) -> list:
+        return [fn(x) for x in items]
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,107 @@
+"""The package's layers, read from its source with ``ast`` (every import, also inside functions).
+
+- Only ``bnpdist/distributed/`` imports Dask (``dask``, ``distributed``) or touches a client:
+  elsewhere no ``.client`` of anything but an estimator's own parameter (``self.client``, handed
+  unopened to :func:`bnpdist.distributed.engine_for`), no ``hasattr``/``getattr`` of "client",
+  no test of which engine it is (``isinstance(x, LocalEngine | DaskEngine)``).
+- The lower layers import nothing above them: ``data`` only itself, ``kernels`` itself,
+  ``priors`` kernels, ``obs`` data, kernels and priors (the families' parameter holders in
+  ``bnpdist.params`` are beside them).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import bnpdist
+
+ROOT = Path(bnpdist.__file__).parent
+DASK = {"dask", "distributed", "dask_ml", "dask_jobqueue", "dask_kubernetes"}
+#: layer → the bnpdist packages/modules it may import (besides itself)
+BELOW = {
+    "data": set(),
+    "kernels": set(),
+    "priors": {"kernels", "params"},
+    "obs": {"data", "kernels", "priors", "params"},
+}
+
+
+def _modules():
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT.parent).with_suffix("")
+        name = ".".join(rel.parts)
+        yield name[:-len(".__init__")] if name.endswith(".__init__") else name, path
+
+
+def _imports(name: str, path: Path, tree: ast.AST):
+    """Absolute names of everything the module imports (relative imports resolved)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            yield mod, node.lineno
+            for a in node.names:      # ``from . import x`` imports the module x
+                yield f"{mod}.{a.name}", node.lineno
+
+
+MODULES = [(name, path, ast.parse(path.read_text(encoding="utf-8"))) for name, path in _modules()]
+
+
+def _outside_distributed():
+    return [m for m in MODULES if not m[0].startswith("bnpdist.distributed")]
+
+
+def test_the_walk_sees_the_package():
+    names = {m[0] for m in MODULES}
+    assert {"bnpdist.mixture", "bnpdist.distributed.engine", "bnpdist.data.blocks"} <= names
+    engine = dict((m[0], m) for m in MODULES)["bnpdist.distributed.engine"]
+    assert {"dask", "distributed"} & {i.split(".")[0] for i, _ in _imports(*engine)}
+
+
+@pytest.mark.parametrize("name,path,tree", _outside_distributed(), ids=lambda v: v if isinstance(v, str) else "")
+def test_only_distributed_imports_dask(name, path, tree):
+    bad = [f"{path.name}:{line} imports {mod}" for mod, line in _imports(name, path, tree)
+           if mod.split(".")[0] in DASK]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("name,path,tree", _outside_distributed(), ids=lambda v: v if isinstance(v, str) else "")
+def test_only_distributed_touches_a_client(name, path, tree):
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "client" and not (
+                isinstance(node.value, ast.Name) and node.value.id == "self"):
+            bad.append(f"{path.name}:{node.lineno} .client of {ast.unparse(node.value)}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("hasattr", "getattr") and any(
+                    isinstance(a, ast.Constant) and a.value == "client" for a in node.args):
+                bad.append(f"{path.name}:{node.lineno} {node.func.id}(..., 'client')")
+            if node.func.id == "isinstance" and any(
+                    isinstance(n, ast.Name) and n.id in ("LocalEngine", "DaskEngine")
+                    for n in ast.walk(node.args[1])):
+                bad.append(f"{path.name}:{node.lineno} tests which engine it is")
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("layer", sorted(BELOW))
+def test_lower_layers_import_nothing_above(layer):
+    allowed = {layer} | BELOW[layer]
+    bad = []
+    for name, path, tree in MODULES:
+        if not name.startswith(f"bnpdist.{layer}"):
+            continue
+        for mod, line in _imports(name, path, tree):
+            parts = mod.split(".")
+            if parts[0] == "bnpdist" and (len(parts) == 1 or parts[1] not in allowed):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {mod}")
+    assert not bad, bad
