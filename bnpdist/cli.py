@@ -4,7 +4,7 @@ Every subcommand accepts ``--scheduler ADDRESS`` (an existing Dask cluster; a sc
 path also works) or ``--local`` (the default: an in-process LocalCluster on 127.0.0.1), TLS
 credentials, and ``--config FILE`` (YAML; keys are flag names with dashes or underscores, e.g.
 ``n-iter: 5``). Bad input exits with status 2 before any work starts and writes nothing.
-The work itself lives in :mod:`bnpdist.ops` (jobs) and :mod:`bnpdist.report`.
+The work itself lives in :mod:`bnpdist.ops` (jobs and the model report).
 """
 from __future__ import annotations
 
@@ -314,7 +314,7 @@ def fit(source, out, force, vocab_size, n_partitions, **kw):
     with _engine(kw) as engine:
         fit_to_dir(engine, est, source, out, force=force, vocab_size=vocab_size,
                    n_partitions=n_partitions, progress=progress("fit", "step"))
-    from .report import settings
+    from .ops.report import settings
     run = dict(settings(est))
     click.echo(f"{out}: K={est.n_clusters_} clusters, {est.n_rows_seen_} rows; prior {run['prior']}; "
                f"{run['observation family']}; {run['algorithm']}")
@@ -451,7 +451,7 @@ def rollback(model, to, **kw):
 @cluster_options
 def report(model, out, assignments, top_words, max_clusters, **kw):
     """Write one HTML page of PNG plots about the model in MODEL (no cluster is needed)."""
-    from .report import write_report
+    from .ops.report import write_report
     write_report(model, out, assignments=assignments, top_words=top_words, max_clusters=max_clusters)
     click.echo(out)
 

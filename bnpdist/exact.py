@@ -75,6 +75,12 @@ def partition_frequencies(samples) -> np.ndarray:
     return counts / counts.sum()
 
 
+def partition_tvd(samples, exact_probs) -> float:
+    """TVD between sampled partitions (rows of labels, shape (S, n)) and exact probabilities
+    aligned with :func:`set_partitions` (``exact_posterior(...)[1]``)."""
+    return tvd(partition_frequencies(samples), exact_probs)
+
+
 def exact_posterior(prior, family, block) -> tuple[np.ndarray, np.ndarray]:
     """``(partitions, probs)``: every set partition of the block's rows and its posterior probability
 

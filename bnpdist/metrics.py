@@ -77,10 +77,3 @@ def tvd(p, q) -> float:
     if p.shape != q.shape:
         raise ValueError(f"tvd: shapes {p.shape} and {q.shape} differ")
     return float(0.5 * np.abs(p - q).sum())
-
-
-def partition_tvd(samples, exact_probs) -> float:
-    """TVD between sampled partitions (rows of labels, shape (S, n)) and exact probabilities
-    aligned with :func:`bnpdist.exact.set_partitions` (``exact_posterior(...)[1]``)."""
-    from .exact import partition_frequencies
-    return tvd(partition_frequencies(samples), exact_probs)

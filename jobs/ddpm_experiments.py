@@ -36,7 +36,7 @@ def chain_snaps(X, family, prior, loss, w, sweeps, warmup, seed, partitions=1, m
                 labels_every=False):
     """The snapshots of one run: the exact sampler (one partition) or z per partition."""
     if partitions == 1:
-        return run_ddpm(X, family, prior, loss=loss, w=w, n_iter=sweeps, warmup=warmup,
+        return run_ddpm(X, family, prior, engine=LocalEngine(), loss=loss, w=w, n_iter=sweeps, warmup=warmup,
                         random_state=seed, Phi=Phi)
     eng = LocalEngine()
     return run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=partitions), family, prior, loss=loss,

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from bnpdist.cli import cli
 from bnpdist.mixture import BNPMixture
-from bnpdist.report import settings
+from bnpdist.ops.report import settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

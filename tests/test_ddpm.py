@@ -42,8 +42,8 @@ def exact_ddpm(alpha, w, loss, phi=PHI[:, 0]):
 
 
 def chain(loss, w, sweeps, warmup=0, seed=0):
-    snaps = run_ddpm(X, FAM, DP(1.0), loss=loss, w=w, n_iter=sweeps, warmup=warmup, Phi=PHI,
-                     random_state=seed)
+    snaps = run_ddpm(X, FAM, DP(1.0), engine=LocalEngine(), loss=loss, w=w, n_iter=sweeps, warmup=warmup,
+                     Phi=PHI, random_state=seed)
     return np.array([s.labels for s in snaps][200::2])
 
 
@@ -84,14 +84,14 @@ def test_chained_gaussians_two_clusters():
     Xc, y = make_chained_gaussians(n_per_cluster=100, seed=0)
     fam = Gaussian().resolve(DataSummary(len(Xc), 2, "dense", Xc.mean(0), np.cov(Xc.T)))
     for loss in ("svm", "lr"):
-        last = list(run_ddpm(Xc, fam, DP(1.0), loss=loss, n_iter=30, random_state=0))[-1]
+        last = list(run_ddpm(Xc, fam, DP(1.0), engine=LocalEngine(), loss=loss, n_iter=30, random_state=0))[-1]
         assert last.info["n_clusters"] == 2 and nmi(y, last.labels) > 0.95
-    dpm = list(run_ddpm(Xc, fam, DP(1.0), loss="svm", n_iter=30, warmup=30, random_state=0))[-1]
+    dpm = list(run_ddpm(Xc, fam, DP(1.0), engine=LocalEngine(), loss="svm", n_iter=30, warmup=30, random_state=0))[-1]
     assert dpm.info["n_clusters"] > 2
 
 
 def test_rejects_bad_arguments():
     with pytest.raises(ValueError):
-        next(run_ddpm(X, FAM, DP(1.0), loss="svm", w=0.0, n_iter=1))
+        next(run_ddpm(X, FAM, DP(1.0), engine=LocalEngine(), loss="svm", w=0.0, n_iter=1))
     with pytest.raises(ValueError):
-        next(run_ddpm(X, FAM, DP(1.0), loss="hinge", n_iter=1))
+        next(run_ddpm(X, FAM, DP(1.0), engine=LocalEngine(), loss="hinge", n_iter=1))

@@ -50,7 +50,7 @@ def ddpm_chain(engine, P, loss="svm", n_iter=14, **kw):
 @pytest.mark.parametrize("loss", ["svm", "lr"])
 def test_one_partition_is_the_exact_ddpm_chain(loss):
     exact = [(s.labels, s.prior.alpha, s.objective) for s in
-             run_ddpm(XC, FC, PRIOR, loss=loss, n_iter=14, warmup=4, random_state=3)]
+             run_ddpm(XC, FC, PRIOR, engine=LocalEngine(), loss=loss, n_iter=14, warmup=4, random_state=3)]
     for (a, al, ob), (b, bl, bo) in zip(exact, ddpm_chain(LocalEngine(), 1, loss), strict=True):
         np.testing.assert_array_equal(a, b)
         assert al == bl and ob == bo
@@ -60,7 +60,7 @@ def test_one_partition_is_the_exact_ddpm_chain(loss):
 def test_one_partition_is_the_exact_ihmm_chain(loss):
     Xs, _, lengths = sequences()
     kw = {"loss": loss, "n_iter": 12, "warmup": 4, "random_state": 1}
-    exact = list(run_ihmm(Xs, lengths, FC, HMM_PRIOR, **kw))
+    exact = list(run_ihmm(Xs, lengths, FC, HMM_PRIOR, engine=LocalEngine(), **kw))
     part = list(run_ihmm_partitioned(LocalEngine(), Xs, lengths, FC, HMM_PRIOR, labels_every=True, **kw))
     for a, b in zip(exact, part, strict=True):
         np.testing.assert_array_equal(a["labels"], b["labels"])

@@ -5,9 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from bnpdist.exact import set_partitions
-from bnpdist.metrics import (heldout_log_predictive, n_clusters, nmi, pairwise_f1,
-                             pairwise_precision_recall, partition_tvd, tvd)
+from bnpdist.exact import partition_tvd, set_partitions
+from bnpdist.metrics import heldout_log_predictive, n_clusters, nmi, pairwise_f1, pairwise_precision_recall, tvd
 
 
 def _pairs_direct(t, p):

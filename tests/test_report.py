@@ -21,7 +21,7 @@ from bnpdist.mixture import BNPMixture
 from bnpdist.ops import Entry, Manifest
 from bnpdist.ops.assignments import assign, write_assignments
 from bnpdist.ops.atomic import write_json
-from bnpdist.report import EVALUATION, render, write_report
+from bnpdist.ops.report import EVALUATION, render, write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 VOCAB = [f"pixel_{i // 8}_{i % 8}" for i in range(64)]

@@ -63,7 +63,7 @@ from ..inference.merge import Gain, match_new, regroup
 from ..inference.snapshot import Snapshot, wants_labels
 from ..priors import DP, HDP
 from .protocol import DistData
-from .seeds import resolve_seed
+from ..seeds import resolve_seed
 
 #: rows gathered on the driver (from the head of every partition) to fit the PCA features
 FIT_ROWS = 20_000

@@ -30,7 +30,7 @@ from distributed.utils import format_dashboard_link
 from .dataset import _identity, labels_like, partition
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
-from .seeds import partition_seed
+from ..seeds import partition_seed
 
 #: environment of process workers started by the engine
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}

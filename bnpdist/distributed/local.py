@@ -16,7 +16,7 @@ from ..data import Corpus, read_labels, read_piece, scan
 from ..data.blocks import checked_block, n_rows, split_at, split_rows
 from ..data.sources import is_parquet_source
 from .protocol import FAN_IN, DistData, Engine
-from .seeds import partition_seed
+from ..seeds import partition_seed
 
 #: the token of local data (task keys are a cluster's concern)
 LOCAL = "local"

@@ -101,7 +101,7 @@ class Engine(Protocol):
             pass_id: int = 0, key: str | None = None) -> list:
         """``fn(part, seed_seq, *args)`` for every partition; handles in partition order.
 
-        ``seed_seq`` is :func:`~bnpdist.distributed.seeds.partition_seed` ``(seed, pass_id, i)``
+        ``seed_seq`` is :func:`~bnpdist.seeds.partition_seed` ``(seed, pass_id, i)``
         for partition ``i`` (None when ``seed`` is None).  An argument that is a DistData
         partitioned like ``data`` is passed partition by partition; any other is global state.
         ``key`` names the tasks (their keys are deterministic)."""

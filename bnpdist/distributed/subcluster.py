@@ -47,7 +47,7 @@ from ..kernels.subcluster import draw_rows, unit_logq
 from ..obs import Gaussian
 from ..obs.draws import cluster_loglik, loglik, sample_params, side_loglik, side_params
 from .protocol import DistData
-from .seeds import resolve_seed
+from ..seeds import resolve_seed
 
 #: spawn key of the driver's random stream (partition streams use (pass, partition))
 DRIVER_KEY = (2**32 - 1,)

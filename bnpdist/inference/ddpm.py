@@ -27,9 +27,9 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..data.blocks import as_block, n_rows
-from ..distributed import LocalEngine
 from ..kernels.ddpm import bind, ddpm_steps
 from ..priors import DP
+from ..seeds import resolve_seed
 from .discriminative import (
     augment,
     draw_hyperplanes,
@@ -153,7 +153,7 @@ def live_index(live: np.ndarray, n_slots: int) -> np.ndarray:
 
 def z_rng(seed: int, sweep: int, part: int, init: bool = False) -> np.random.Generator:
     """The stream of partition ``part``'s z sweep ``sweep`` (``init``: its initial urn pass):
-    node (sweep, part, 0 | 1) of the spawn tree of :func:`~bnpdist.distributed.seeds.partition_seed`
+    node (sweep, part, 0 | 1) of the spawn tree of :func:`~bnpdist.seeds.partition_seed`
     (whose node (sweep, part) feeds the augmentation draws)."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(sweep), int(part), int(init))))
 
@@ -185,7 +185,7 @@ class HyperplaneStep:
 
 
 def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, warmup: int = WARMUP,
-             random_state=None, init_labels=None, max_dim: int = MAX_DIM, engine=None, data=None,
+             random_state=None, init_labels=None, max_dim: int = MAX_DIM, engine, data=None,
              Phi: np.ndarray | None = None) -> Iterator[Snapshot]:
     """DDPM collapsed/augmented Gibbs on one block; one :class:`Snapshot` per sweep.
 
@@ -198,8 +198,9 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
     random_state : int seed: the driver stream is ``default_rng(seed)``, partition streams
         ``partition_seed(seed, sweep, partition)``, z streams :func:`z_rng`
     init_labels : initial labels (else one sequential urn pass given the data)
-    engine, data : where the η step runs (default: this process, one partition) and the
-        partitioned rows (``data`` must hold ``block``'s rows in order)
+    engine : the :class:`~bnpdist.distributed.Engine` the η step runs on (a ``LocalEngine``:
+        this process); data : the partitioned rows (``data`` must hold ``block``'s rows in
+        order; default: ``block`` as one partition)
     Phi : discriminative features of the rows (default: :func:`fit_projection` with ``max_dim``)
 
     Snapshot ``info``: n_clusters, n, EK, ek, alpha, seconds, discriminative (bool) and
@@ -211,10 +212,8 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
         raise ValueError(f"w must be positive, got {w}")
     block = as_block(block)
     loss_code(loss)
-    seed = int(random_state) if random_state is not None else int(np.random.SeedSequence().entropy)
+    seed = resolve_seed(random_state)
     rng = np.random.default_rng(seed)
-    if engine is None:
-        engine = LocalEngine()
     if data is None:
         data = engine.partitions(block)
     if Phi is None:

@@ -27,7 +27,7 @@ from typing import Iterator
 import numpy as np
 
 from ..data.blocks import n_rows
-from ..distributed.seeds import partition_seed
+from ..seeds import partition_seed
 from ..kernels.scan import ep_scan, row_access
 from ..obs.base import ObsFamily, SuffStats
 from .adf import DROP, adf_stream, apply_remap, capacity, check_epsilon, grow, snapshot

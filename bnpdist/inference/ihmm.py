@@ -23,11 +23,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..data.blocks import as_block, n_rows
 from ..kernels.ddpm import bind
 from ..kernels.ihmm import ihmm_steps
 from ..priors import DP, HDP
 from ..priors.gamma import draw_gamma
 from ..priors.hdp import sample_crt
+from ..seeds import resolve_seed
 from .ddpm import WARMUP, DiscriminativeState, HyperplaneStep, z_rng
 from .discriminative import loss_code
 from .features import MAX_DIM, fit_projection
@@ -167,14 +169,14 @@ def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: 
     ``lengths``: the length of each sequence, in the block's row order.  Yields one dict per
     sweep: ``step, labels`` (remapped, concatenated), ``n_states, prior`` (current HDP),
     ``transition`` (posterior-mean matrix among the states), ``seconds``, ``discriminative``.
+    ``engine`` (needed with a ``loss``): the :class:`~bnpdist.distributed.Engine` of the η step,
+    ``data`` its partitioned rows (default: ``block`` as one partition).
     """
-    from ..data.blocks import as_block, n_rows
-    from ..distributed import LocalEngine
     block = as_block(block)
     n = n_rows(block)
     if int(np.sum(lengths)) != n:
         raise ValueError(f"sequence lengths sum to {int(np.sum(lengths))}, the block has {n} rows")
-    seed = int(random_state) if random_state is not None else int(np.random.SeedSequence().entropy)
+    seed = resolve_seed(random_state)
     rng = np.random.default_rng(seed)
     code = loss or "svm"
     loss_code(code)
@@ -186,7 +188,8 @@ def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: 
         Phi = source = np.ascontiguousarray(Phi, dtype=np.float64)
     eta_step = None
     if loss:
-        engine = engine or LocalEngine()
+        if engine is None:
+            raise ValueError("the discriminative iHMM needs an engine for its η step (e.g. LocalEngine())")
         eta_step = HyperplaneStep(engine, data or engine.partitions(block), source, code, w, seed)
     if init_labels is None:          # one sequential DPM urn pass given the data (order ignored)
         init_labels = initial_state(block, family, DP(prior.gamma), z_rng(seed, 0, 0, init=True), None,

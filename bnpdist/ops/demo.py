@@ -21,7 +21,7 @@ import numpy as np
 from ..data import load, write_bow
 from ..data.generate import generate
 from ..metrics import nmi
-from ..report import EVALUATION
+from .report import EVALUATION
 from .atomic import write_json
 from .batch import fit_to_dir, open_source
 from .estimator import ModelSpec
@@ -84,7 +84,7 @@ def run_demo(engine, out, *, seed: int = 0, echo=print, progress=None) -> None:
 
     from sklearn.exceptions import ConvergenceWarning
 
-    from ..report import settings, write_report
+    from .report import settings, write_report
     out = Path(out).absolute()
     steps = ["data", "known groups", "digits", "bars"]
     sets = {}

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .ops.assignments import FILE as ASSIGNMENTS
-from .ops.atomic import tmp_beside
-from .ops.manifest import Manifest
+from .assignments import FILE as ASSIGNMENTS
+from .atomic import tmp_beside
+from .manifest import Manifest
 
 #: the page's text column (px); figures are drawn at this width and shown at 100 % of it
 PAGE_PX = 1000
@@ -158,7 +158,7 @@ def _clusters(est, order, ids, top: int) -> str:
     w = est.weights_
     if est.obs_.block_kind == "csr" and est.vocabulary_ and len(est.vocabulary_) == est.obs_.n_features:
         theta, vocab = est.word_probabilities_, est.vocabulary_
-        from .clusters import RELEVANCE, relevance_scores
+        from ..clusters import RELEVANCE, relevance_scores
         rank = np.argsort(-relevance_scores(theta, w), axis=1, kind="stable")[:, :top]
         what = f"distinctive words (relevance, λ = {RELEVANCE}; Sievert & Shirley 2014) with probability θ"
         desc = {k: ", ".join(f"{html.escape(vocab[v])} <small>{theta[k, v]:.3f}</small>" for v in rank[k])
@@ -196,7 +196,7 @@ def _confidence(p: np.ndarray) -> str:
 
 def _labels(est, manifest: Manifest, n_rows: int) -> np.ndarray | None:
     """The inputs' ``label`` column in assignment order, if every input is there and has one."""
-    from .data import CorpusError, read_labels, scan
+    from ..data import CorpusError, read_labels, scan
     files = [e.path for e in manifest.files]
     if not files or not all(Path(f).is_file() for f in files):
         return None
@@ -213,7 +213,7 @@ def _labels(est, manifest: Manifest, n_rows: int) -> np.ndarray | None:
 
 def _agreement(y: np.ndarray, cluster: np.ndarray, max_cols: int = 15) -> str:
     """NMI and the label × cluster contingency table (largest clusters; the rest as "other")."""
-    from .metrics import nmi
+    from ..metrics import nmi
     labels, yi = np.unique(y.astype(str), return_inverse=True)
     clusters, ci = np.unique(cluster, return_inverse=True)
     C = np.zeros((len(labels), len(clusters)), dtype=np.int64)
@@ -236,8 +236,8 @@ def render(model, *, assignments=None, top_words: int = 10, max_clusters: int | 
     ``max_clusters`` limits the per-cluster sections to the largest ones (None: all)."""
     import pyarrow.parquet as pq
 
-    from .ops.lineage import CHANGES, read_ids
-    from .ops.store import load_model, model_folder
+    from .lineage import CHANGES, read_ids
+    from .store import load_model, model_folder
     model = model_folder(model)
     est = load_model(model)
     manifest = Manifest.read(model)

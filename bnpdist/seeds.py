@@ -1,4 +1,7 @@
-"""Random streams keyed by (seed, pass, partition).
+"""The one seed convention: random streams keyed by (seed, pass, partition).
+
+An estimator's ``random_state`` becomes one integer seed (:func:`resolve_seed`); every random
+stream of a run is a node of that seed's ``SeedSequence`` spawn tree.
 
 ``partition_seed(seed, p, i)`` is the node ``SeedSequence(seed).spawn(..)[p].spawn(..)[i]`` of
 one spawn tree, built directly from its spawn key, so a partition's stream depends only on the
