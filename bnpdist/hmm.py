@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data.blocks import CSRBlock, as_block, concat_rows
 from .data.sources import is_parquet_source
-from .distributed import engine_for, resolve_seed
+from .distributed import engine_for
 from .distributed.discriminative import _transition_counts, run_ihmm_partitioned
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .hyper import search_hmm
@@ -25,6 +25,7 @@ from .obs import Gaussian, Multinomial
 from .obs.base import DataSummary
 from .params import Estimator
 from .priors import HDP, Gamma
+from .seeds import resolve_seed
 
 #: algorithm → discriminative loss (None: the plain iHMM)
 ALGORITHMS = {"gibbs": None, "dih-svm": "svm", "dih-lr": "lr"}

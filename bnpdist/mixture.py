@@ -27,7 +27,7 @@ from .clusters import ClusterSummaries
 from .data import write_vocab
 from .data.sources import read_vocab
 from .data.blocks import CSRBlock, as_block
-from .distributed import engine_for, resolve_seed
+from .distributed import engine_for
 from .distributed.samplers import anneal_driver, gibbs_driver, subcluster_driver
 from .distributed.variational import VariationalRun, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
@@ -42,6 +42,7 @@ from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
 from .params import Estimator
 from .priors import DP, prior_from_dict
+from .seeds import resolve_seed
 
 #: name → driver generator; only implemented algorithms are registered
 ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": gibbs_driver, "anneal": anneal_driver,

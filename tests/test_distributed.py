@@ -9,7 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 from bnpdist.data import CorpusError, CSRBlock, write_bow
-from bnpdist.distributed import DaskEngine, DistData, partition_rng, partition_seed, resolve_seed
+from bnpdist.distributed import DaskEngine, DistData
+from bnpdist.seeds import partition_rng, partition_seed, resolve_seed
 from bnpdist.obs.base import SuffStats
 
 

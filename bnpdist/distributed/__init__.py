@@ -9,9 +9,6 @@ from .dataset import is_dask_collection
 from .engine import ClusterUnavailable, DaskEngine, configured_scheduler, tls_security
 from .local import LocalEngine
 from .protocol import FAN_IN, DistData, Engine
-from ..seeds import partition_rng, partition_seed, resolve_seed
 
 __all__ = ["ClusterUnavailable", "DaskEngine", "DistData", "Engine", "FAN_IN", "LOCAL_BYTES",
-           "LocalEngine", "configured_scheduler", "engine_for", "is_dask_collection",
-           "partition_rng", "partition_seed", "resolve_seed", "tls_security"]
-
+           "LocalEngine", "configured_scheduler", "engine_for", "is_dask_collection", "tls_security"]
