@@ -1,16 +1,17 @@
 """The package's layers, read from its source with ``ast`` (every import, also inside functions).
 
+- The layer table of docs/ARCHITECTURE.md: a module imports only its own package and the
+  packages of lower layers (``bnpdist/__init__.py`` sits above them all), and every package
+  and top-level module has a layer.
 - Only ``bnpdist/distributed/`` imports Dask (``dask``, ``distributed``) or touches a client:
   elsewhere no ``.client`` of anything but an estimator's own parameter (``self.client``, handed
   unopened to :func:`bnpdist.distributed.engine_for`), no ``hasattr``/``getattr`` of "client",
   no test of which engine it is (``isinstance(x, LocalEngine | DaskEngine)``).
-- The lower layers import nothing above them: ``data`` only itself, ``kernels`` itself,
-  ``priors`` kernels, ``obs`` data, kernels and priors (the families' parameter holders in
-  ``bnpdist.params`` are beside them).
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -18,14 +19,24 @@ import pytest
 import bnpdist
 
 ROOT = Path(bnpdist.__file__).parent
+ARCHITECTURE = ROOT.parent / "docs" / "ARCHITECTURE.md"
 DASK = {"dask", "distributed", "dask_ml", "dask_jobqueue", "dask_kubernetes"}
-#: layer → the bnpdist packages/modules it may import (besides itself)
-BELOW = {
-    "data": set(),
-    "kernels": set(),
-    "priors": {"kernels", "params"},
-    "obs": {"data", "kernels", "priors", "params"},
-}
+
+
+def _layers() -> dict[str, int]:
+    """package or top-level module → its layer, from the table between the ``layers`` markers."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    table = text.split("<!-- layers -->")[1].split("<!-- /layers -->")[0]
+    layers = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].isdigit():
+            for name in re.findall(r"`([\w.]+)`", cells[1]):
+                layers[name] = int(cells[0])
+    return layers
+
+
+LAYERS = _layers()
 
 
 def _modules():
@@ -93,15 +104,33 @@ def test_only_distributed_touches_a_client(name, path, tree):
     assert not bad, bad
 
 
-@pytest.mark.parametrize("layer", sorted(BELOW))
-def test_lower_layers_import_nothing_above(layer):
-    allowed = {layer} | BELOW[layer]
+def _group(name: str) -> str:
+    """The package or top-level module of ``bnpdist.x.y`` (``x``)."""
+    return name.split(".")[1]
+
+
+def test_the_table_is_read():
+    assert LAYERS["data"] == 0 and LAYERS["cli"] > LAYERS["ops"] > LAYERS["mixture"] > LAYERS["distributed"]
+
+
+def test_every_package_has_a_layer():
+    groups = {_group(name) for name, _, _ in MODULES if name != "bnpdist"}
+    assert not groups - set(LAYERS), f"add {sorted(groups - set(LAYERS))} to the layer table of {ARCHITECTURE.name}"
+    assert not set(LAYERS) - groups, f"the layer table names {sorted(set(LAYERS) - groups)}, which do not exist"
+
+
+@pytest.mark.parametrize("group", sorted(LAYERS))
+def test_imports_point_down(group):
     bad = []
     for name, path, tree in MODULES:
-        if not name.startswith(f"bnpdist.{layer}"):
+        if name == "bnpdist" or _group(name) != group:
             continue
         for mod, line in _imports(name, path, tree):
             parts = mod.split(".")
-            if parts[0] == "bnpdist" and (len(parts) == 1 or parts[1] not in allowed):
-                bad.append(f"{path.relative_to(ROOT)}:{line} imports {mod}")
+            if parts[0] != "bnpdist" or mod == "bnpdist" or parts[1] == group:
+                continue
+            other = LAYERS.get(parts[1])
+            if other is None or other >= LAYERS[group]:
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {mod} (layer {other}, "
+                           f"{group} is layer {LAYERS[group]})")
     assert not bad, bad
