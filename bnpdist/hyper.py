@@ -42,6 +42,7 @@ from scipy.special import logsumexp
 from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed import LocalEngine
 from .distributed.variational import VariationalRun
+from .inference.adf import check_epsilon
 from .obs import Bernoulli, Gaussian, Multinomial, Polya
 from .obs.gaussian import COV_FRACTION
 from .priors import DP, NGGP
@@ -135,21 +136,14 @@ def _documents(family: Multinomial, obs: dict) -> Multinomial:
 def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
     """log [Σ_k w_k f_k(x) + w_new f_0(x)] per row of ``block`` (their mean: BNPMixture.score)."""
     lp = family.log_predictive(block, stats.pad(stats.K + 1))   # last column: f_0
-    with np.errstate(divide="ignore"):
-        lw = np.append(np.log(np.maximum(stats.n - prior.sigma, 0.0)), prior.log_new_weight(U))
-    return logsumexp(lp + (lw - logsumexp(lw)), axis=1)
-
-
-def heldout_score(family, prior, stats, U: float, block) -> float:
-    """Mean log [Σ_k w_k f_k(x) + w_new f_0(x)] over the rows of ``block`` (as BNPMixture.score)."""
-    return float(np.mean(heldout_rows(family, prior, stats, U, block)))
+    return logsumexp(lp + prior.log_weights(stats.n, U), axis=1)
 
 
 def _evaluate(block, seed, folds, family, prior, values, epsilon, merge_threshold, fit_seed):
     """One candidate, cross-fitted: for each fold, ADF on the other rows, scored on the fold;
     the held-out log predictive of every row of the folds, in fold order."""
     family, prior = build(family, prior, values)
-    eps = max(prior.sigma, 0.01) if epsilon is None else epsilon
+    eps = check_epsilon(epsilon, prior.sigma)
     n, out = n_rows(block), []
     for test_idx in folds:
         train_idx = np.setdiff1d(np.arange(n), test_idx)

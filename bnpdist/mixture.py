@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-from scipy.special import logsumexp
 from sklearn.base import ClusterMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
@@ -32,6 +31,7 @@ from .distributed.samplers import anneal_driver, gibbs_driver, subcluster_driver
 from .distributed.variational import VariationalRun, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
+from .inference.adf import check_epsilon
 from .inference.labels import remap_labels
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
@@ -266,12 +266,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             raise ValueError(f"tol must be >= 0, got {self.tol}")
         if self.batch_size is not None and int(self.batch_size) < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        eps = max(prior.sigma, 0.01) if self.epsilon is None else float(self.epsilon)
-        if eps < prior.sigma:
-            raise ValueError(f"epsilon={eps} is below the prior's sigma={prior.sigma}: "
-                             "ADF/EP need epsilon >= sigma (seed 000, Sec. 3.3)")
-        if not eps < 1.0:
-            raise ValueError(f"epsilon must be < 1, got {eps}")
+        eps = check_epsilon(self.epsilon, prior.sigma)
         if not isinstance(self.sample_hyperparameters, (bool, np.bool_)):
             raise ValueError(f"sample_hyperparameters must be True or False, got {self.sample_hyperparameters!r}")
         if self.hyperparameters not in ("auto", "fixed"):
@@ -492,11 +487,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def _log_weights(self) -> np.ndarray:
         """log w_k (K existing, NRM weights ∝ max(n_k − σ, 0)) and log w_new, normalised."""
-        stats = self._fitted()
-        with np.errstate(divide="ignore"):
-            lw = np.append(np.log(np.maximum(stats.n - self.prior_.sigma, 0.0)),
-                           self.prior_.log_new_weight(self.U_))
-        return lw - logsumexp(lw)
+        return self.prior_.log_weights(self._fitted().n, self.U_)
 
     def _check_width(self, data) -> None:
         kind = self.obs_.block_kind

@@ -31,9 +31,14 @@ DROP = 1e-10
 MAX_KEEP = 16
 
 
-def check_epsilon(epsilon: float, sigma: float) -> float:
-    """ε must satisfy σ ≤ ε < 1 (seed 000, Sec. 3.3: a new cluster with q < σ gets no prior mass)."""
-    eps = float(epsilon)
+#: ε when none is given is max(σ, DEFAULT_EPSILON)
+DEFAULT_EPSILON = 0.01
+
+
+def check_epsilon(epsilon: float | None, sigma: float) -> float:
+    """ε (None: max(σ, :data:`DEFAULT_EPSILON`)), which must satisfy σ ≤ ε < 1 (seed 000,
+    Sec. 3.3: a new cluster with q < σ gets no prior mass)."""
+    eps = max(float(sigma), DEFAULT_EPSILON) if epsilon is None else float(epsilon)
     if not eps >= sigma:
         raise ValueError(f"epsilon={eps} is below the prior's sigma={sigma}: ADF/EP need epsilon >= sigma "
                          "(seed 000, Sec. 3.3)")

@@ -73,11 +73,3 @@ def draw_hyperplanes(rng: np.random.Generator, prec: np.ndarray, lin: np.ndarray
         L = np.linalg.cholesky(prec[k] + np.eye(p) / w)
         H[k] = cho_solve((L, True), lin[k]) + solve_triangular(L.T, eps[k], lower=False)
     return H
-
-
-def hyperplane_step(rng: np.random.Generator, loss: str, Phi: np.ndarray, labels: np.ndarray,
-                    H: np.ndarray, w: float) -> np.ndarray:
-    """One augmentation-then-η Gibbs step for all K = len(H) clusters (single process)."""
-    Y = one_vs_rest(labels, len(H))
-    A, B = augment(rng, loss, Phi @ H.T, Y)
-    return draw_hyperplanes(rng, *hyperplane_terms(Phi, A, B), w)

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from typing import Callable
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ..params import Params
 
@@ -34,6 +35,13 @@ class Prior(Params, ABC):
     @abstractmethod
     def log_new_weight(self, U: float = 0.0) -> float:
         """log of the unnormalised new-cluster weight, log mass (U + tau)^sigma."""
+
+    def log_weights(self, n, U: float = 0.0) -> np.ndarray:
+        """Normalised log predictive weights given cluster sizes ``n`` (K,): log w_k ∝
+        log max(n_k − σ, 0) for the K clusters and log w_new ∝ log mass (U + τ)^σ, shape (K + 1,)."""
+        with np.errstate(divide="ignore"):
+            lw = np.append(np.log(np.maximum(np.asarray(n) - self.sigma, 0.0)), self.log_new_weight(U))
+        return lw - logsumexp(lw)
 
     @abstractmethod
     def u_hat(self, n: float, EK: float) -> float:
