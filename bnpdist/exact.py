@@ -1,4 +1,4 @@
-"""Exact partition posteriors by enumeration: the referee for every sampler (DESIGN §7).
+"""Exact partition posteriors by enumeration: the referee for every sampler.
 
 For n ≤ 12 points, p(partition | x) ∝ EPPF(n_1..n_K) Π_k p(x_{block k}) over all Bell(n) set
 partitions (like loom's ``test_posterior_enum.py``).  Partitions are restricted growth strings

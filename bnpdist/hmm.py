@@ -1,4 +1,4 @@
-"""BNPHMM: the infinite HMM and the discriminative-state iHMM (seed 002) as an estimator.
+"""BNPHMM: the infinite HMM and the discriminative-state iHMM (Nguyen et al. 2017) as an estimator.
 
 scikit-learn conventions: ``__init__`` stores parameters, fitting validates them, fitted
 attributes end in ``_``.  Sampling: :func:`bnpdist.distributed.discriminative.run_ihmm_partitioned`
@@ -89,7 +89,7 @@ class BNPHMM(Estimator):
     Parameters
     ----------
     prior : HDP(alpha, gamma, alpha_prior, gamma_prior); default HDP(1, 1) with Gamma(1, 1)
-        hyperpriors on both (seed 002, §4)
+        hyperpriors on both (Nguyen et al. 2017, §4)
     obs : observation family (default Gaussian() for dense rows, Multinomial() for CSR rows)
     algorithm : "gibbs" (iHMM) | "dih-svm" (DIH-S) | "dih-lr" (DIH-L)
     n_iter : sweeps (the first ``warmup`` of DIH are plain iHMM sweeps)

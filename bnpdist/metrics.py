@@ -45,7 +45,7 @@ def pairwise_precision_recall(labels_true, labels_pred) -> tuple[float, float]:
 
 
 def pairwise_f1(labels_true, labels_pred) -> float:
-    """Harmonic mean of pairwise precision and recall (the F1 of seed 002's tables)."""
+    """Harmonic mean of pairwise precision and recall (the F1 of the tables of Nguyen et al. 2017)."""
     p, r = pairwise_precision_recall(labels_true, labels_pred)
     return 2.0 * p * r / (p + r) if p + r > 0 else 0.0
 

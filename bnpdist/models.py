@@ -33,7 +33,7 @@ def _positive(value, name: str) -> float:
 
 
 class KnownGroupsDMM(Estimator):
-    """Dirichlet–multinomial model of documents with known groups (seed 004).
+    """Dirichlet–multinomial model of documents with known groups (docs/REFERENCES.md).
 
     Priors φ_t ~ Dir(β n) over the V words for each group t and θ ~ Dir(α m) over the T
     groups; documents of group t are token sequences drawn i.i.d. from φ_t.  Fitting is one
@@ -131,7 +131,7 @@ class KnownGroupsDMM(Estimator):
         return np.log(kg.predictive_token(self.posterior_topic_, self.posterior_word_, g))
 
     def log_predictive_set(self, X, y=None) -> float:
-        """log P(D' | D, H) of a new labelled set (X, y) taken jointly (seed 004's predictive
+        """log P(D' | D, H) of a new labelled set (X, y) taken jointly (the known-groups predictive
         of several documents); equals the evidence of D ∪ D' minus that of D."""
         check_is_fitted(self)
         X = check_input(self, X, reset=False, counts=True)

@@ -7,7 +7,7 @@ sensitivity to w (Fig. 3).  Prints markdown tables; writes the w plot.
     python jobs/ddpm_experiments.py chain --partitions 4     # z per partition (approximate)
     python jobs/ddpm_experiments.py bias --sweeps 20000      # n = 4 referee, 2 partitions
 
-Scores of the samplers are means ± sd over runs × the last 5 samples (seed 002, §4).
+Scores of the samplers are means ± sd over runs × the last 5 samples (Nguyen et al. 2017, §4).
 ``--partitions P`` (P > 1) runs :func:`bnpdist.distributed.discriminative.run_ddpm_partitioned`
 on P contiguous row blocks in this process (``--no-merge``: without the merge stage).
 """

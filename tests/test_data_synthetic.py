@@ -1,4 +1,4 @@
-"""Synthetic generators (seeds 000, 001, 002) and ``generate`` for the synthetic sets."""
+"""Synthetic generators (Tank et al. 2015; Obermeyer et al. 2014; Nguyen et al. 2017) and ``generate``."""
 import itertools
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""DDPM-S / DDPM-L (seed 002 §3.1) against the exact posterior, enumerated on tiny data.
+"""DDPM-S / DDPM-L (Nguyen et al. 2017 §3.1) against the exact posterior, enumerated on tiny data.
 
 Referee: p(z | x) ∝ CRP_α(z) Π_k m(x_k) ∫ N(η; 0, w) Π_i L(y_ik | φ_i η) dη (the model of
 :mod:`bnpdist.kernels.ddpm`) over all Bell(4) = 15 partitions, with 1-D features so that each

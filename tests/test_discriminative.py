@@ -1,4 +1,4 @@
-"""Discriminative pieces (seed 002 §2): losses, kernels vs numpy references, augmentation, η draw."""
+"""Discriminative pieces (Nguyen et al. 2017, §2): losses, kernels vs numpy, augmentation, η draw."""
 import numpy as np
 import pytest
 from scipy.linalg import solve_triangular

@@ -1,4 +1,4 @@
-"""EP-NRM (seed 000, Sec. 3.4): cavity algebra, a numpy reference pass, stats consistency."""
+"""EP-NRM (Tank et al. 2015, Sec. 3.4): cavity algebra, a numpy reference pass, stats consistency."""
 import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score

@@ -185,7 +185,7 @@ def test_gof_pooling_and_degenerate_cases():
 
 # ---------------------------------------------------------------- end to end: a reference sampler
 def _gibbs(prior, fam, x, sweeps, thin, seed):
-    """Collapsed Gibbs with the eq. 5 urn given U, and U | z by ``prior.sample_u`` (seed 000, §2)."""
+    """Collapsed Gibbs with the eq. 5 urn given U, and U | z by ``prior.sample_u`` (Tank et al. 2015, §2)."""
     rng = np.random.default_rng(seed)
     n, z, U, out = len(x), [0] * len(x), 1.0, []
     cnt, sm = {0: n}, {0: int(x.sum())}

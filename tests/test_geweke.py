@@ -1,4 +1,4 @@
-"""Geweke (2004) "getting it right" tests of the η | augmentation step (seed 002; Polson & Scott
+"""Geweke (2004) "getting it right" tests of the η | augmentation step (Nguyen et al. 2017; Polson & Scott
 2011 for the hinge loss, Polson, Scott & Windle 2013 for the logistic loss).
 
 Joint model of one hyperplane and its labels on fixed features φ_1..φ_n:

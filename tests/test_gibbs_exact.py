@@ -1,4 +1,4 @@
-"""Referee: the collapsed Gibbs sampler against the enumerated exact posterior (DESIGN §7).
+"""Referee: the collapsed Gibbs sampler against the enumerated exact posterior.
 
 n = 5 rows (Bell(5) = 52 partitions) per family; one chain per case at a fixed seed, every 2nd
 (systematic) or 3rd (random scan) sweep after 100 — nearly independent draws on these data

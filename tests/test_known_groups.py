@@ -1,4 +1,4 @@
-"""KnownGroupsDMM (seed 004) against brute-force closed forms, locally and on a cluster."""
+"""KnownGroupsDMM against brute-force closed forms, locally and on a cluster."""
 import math
 
 import dask.array as da

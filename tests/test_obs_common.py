@@ -1,4 +1,4 @@
-"""Properties every conjugate family must have (DESIGN §7; posterior/distributions test_models.py).
+"""Properties every conjugate family must have (posterior/distributions test_models.py).
 
 Each test runs on every family (Multinomial, Polya, Gaussian, DiagGaussian, Bernoulli) through the
 public API and the row kernels.

@@ -1,4 +1,4 @@
-"""DP / NGGP / HDP priors: EPPF, U posterior (seed 000 eqs. 5, 6, 21), hyperparameter updates.
+"""DP / NGGP / HDP priors: EPPF, U posterior (Tank et al. 2015 eqs. 5, 6, 21), hyperparameter updates.
 
 Statistical tests use fixed seeds.  Invariance tests draw i.i.d. states from the exact target
 (inverse CDF on a fine grid), apply one update, and KS-test the result against the target:

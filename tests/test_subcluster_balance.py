@@ -11,7 +11,7 @@ exact.  The launch is replaced by final-scan logits that depend on the unit's ro
 * the restricted Gibbs block acceptance (:func:`accept_blocks`) leaves the restricted
   conditional Π_i w_{z_i} F(x_i | θ_{z_i}) · 1[no cluster empty] invariant.
 
-with π(z) ∝ Π_k g(k) (Chang & Fisher 2013; NGGP given U, seed 000).
+with π(z) ∝ Π_k g(k) (Chang & Fisher 2013; NGGP given U, Tank et al. 2015).
 """
 import itertools
 import math

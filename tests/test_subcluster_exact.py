@@ -1,4 +1,4 @@
-"""Referee: the sub-cluster sampler against the enumerated exact posterior (DESIGN §7).
+"""Referee: the sub-cluster sampler against the enumerated exact posterior.
 
 n = 4 rows of the ``jobs/referee_gibbs.py`` data sets (Bell(4) = 15 partitions), 2 partitions,
 one chain per case at a fixed seed, every 5th iteration after 100 (the indicators'

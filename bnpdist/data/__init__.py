@@ -1,4 +1,4 @@
-"""Corpus layer: Parquet I/O with validation, synthetic and bundled data sets (DESIGN §4).
+"""Corpus layer: Parquet I/O with validation, synthetic and bundled data sets.
 
 - ``blocks``: in-memory partitions (:class:`CSRBlock`, dense float64 arrays)
 - ``schema``/``sources``/``parquet``/``rows``: scan footers, read and check partitions

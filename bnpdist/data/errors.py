@@ -1,4 +1,4 @@
-"""The one exception raised for bad corpus input (DESIGN §4)."""
+"""The one exception raised for bad corpus input."""
 from __future__ import annotations
 
 

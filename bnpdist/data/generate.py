@@ -17,7 +17,7 @@ import numpy as np
 from . import synthetic
 from .writer import DEFAULT_ROW_GROUP_SIZE, write_bow, write_dense
 
-#: Documents in the NYT-like corpus by default: seed 000's 266,000 after vocabulary pruning.
+#: Documents in the NYT-like corpus by default: the 266,000 of Tank et al. 2015 after vocabulary pruning.
 NYT_DOCS = 266_000
 NAMES = ("bars", "pitman-yor", "nyt", "chained-gaussians", "digits", "news", "tweets", "reuters")
 

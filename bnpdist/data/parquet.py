@@ -5,7 +5,7 @@ schema (``bnpdist.data.schema``) without reading row data, except the first row 
 variable-length ``features`` column to learn the dense width. Each (file, row group) with rows
 is one :class:`~bnpdist.data.schema.Piece`. :func:`read_piece` reads a piece into a block and
 checks its values (``bnpdist.data.rows``); :func:`validate` does so for every piece, so that
-bad input is refused before any work starts (DESIGN §4).
+bad input is refused before any work starts.
 """
 from __future__ import annotations
 

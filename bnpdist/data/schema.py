@@ -1,4 +1,4 @@
-"""Row schemas of a Parquet corpus (DESIGN §4) and the checks made on a file's footer.
+"""Row schemas of a Parquet corpus and the checks made on a file's footer.
 
 bag-of-words ("csr")
     ``doc_id`` int or string; ``token_ids`` list<int>; ``counts`` list<int|float>, both lists of

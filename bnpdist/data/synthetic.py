@@ -4,13 +4,14 @@ Every generator takes an int ``seed`` and draws from ``numpy.random.default_rng`
 NYT-like corpus, from per-block ``SeedSequence(seed, spawn_key=...)`` streams), so the same
 arguments always give the same data.
 
-- :func:`make_bars` — seed 000 §4.1: 8×8 images as documents over 64 pixel words.
-- :func:`make_pitman_yor_corpus` — seed 000 §4.2 (Fig. 2): a Pitman–Yor(0.75, 1) mixture of
+- :func:`make_bars` — Tank et al. 2015 §4.1: 8×8 images as documents over 64 pixel words.
+- :func:`make_pitman_yor_corpus` — Tank et al. 2015 §4.2 (Fig. 2): a Pitman–Yor(0.75, 1) mixture of
   multinomials.
-- :func:`make_nyt_like` / :func:`write_nyt_like` — shaped like seed 000's NYT corpus (§4.4):
+- :func:`make_nyt_like` / :func:`write_nyt_like` — shaped like the NYT corpus of Tank et al. 2015 (§4.4):
   7,841 words, 100–400 tokens per document, power-law cluster sizes, Zipf-like words.
-- :func:`make_chained_gaussians` — seed 002 Fig. 2: elongated 2-D Gaussians end to end.
-- :func:`make_urns` — seed 001's two-urn balls model, with its exact posterior over counts.
+- :func:`make_chained_gaussians` — Nguyen et al. 2017 Fig. 2: elongated 2-D Gaussians end to end.
+- :func:`make_urns` — the two-urn balls model of Obermeyer et al. 2014, with its exact
+  posterior over counts.
 """
 from __future__ import annotations
 
@@ -159,7 +160,7 @@ def word_vocab(vocab_size: int) -> list[str]:
 
 def make_nyt_like(n_docs: int, *, vocab_size: int = 7841, n_clusters: int = 100,
                   seed: int = 0) -> tuple[CSRBlock, np.ndarray, np.ndarray]:
-    """A corpus shaped like seed 000's NYT set (§4.4), in memory: ``(X, labels, topics)``.
+    """A corpus shaped like the NYT set of Tank et al. 2015 (§4.4), in memory: ``(X, labels, topics)``.
 
     Clusters have power-law sizes (weight ``∝ 1/(k+1)``); documents have 100–400 tokens
     (uniform); topics are Zipf-like (see :func:`_nyt_model`). The first m documents are the

@@ -1,5 +1,5 @@
 """The discriminative DPM and the iHMM / DIH with z sampled per partition (approximate,
-AD-LDA style; seed 002 on Dask).
+AD-LDA style, Newman et al. 2009; the models of Nguyen et al. 2017).
 
 One sweep, with the global state on the driver (per-slot statistics and counts, η, α):
 

@@ -51,7 +51,7 @@ def gibbs_driver(engine, data, family, prior, config, state=None):
 
 
 def anneal_driver(engine, data, family, prior, config, state=None):
-    """Anneal Subsample (seed 001, linear schedule) over the burn-in (at least one sweep), then
+    """Anneal Subsample (Obermeyer et al. 2014, linear schedule) over the burn-in (at least one sweep), then
     random-scan Gibbs on all rows; one Snapshot per N assignments."""
     _no_state("anneal", state)
     yield from _on_partitions(run_anneal(_one_block(engine, data), family, prior, n_iter=config.n_iter,

@@ -1,4 +1,4 @@
-"""ADF-NRM and EP-NRM over partitioned data (seed 000 on Dask, merge stage of Campbell et al. 2015).
+"""ADF-NRM and EP-NRM (Tank et al. 2015) over partitioned data, merged as Campbell et al. 2015.
 
 One *round* (an ADF batch, or an EP pass):
 

@@ -1,4 +1,4 @@
-"""ADF-NRM: streaming variational inference for DP / NGGP mixtures (seed 000, Alg. 1).
+"""ADF-NRM: streaming variational inference for DP / NGGP mixtures (Tank et al. 2015, Alg. 1).
 
 For each row x_n in stream order (numba scan :func:`bnpdist.kernels.scan.adf_scan`):
 
@@ -36,12 +36,12 @@ DEFAULT_EPSILON = 0.01
 
 
 def check_epsilon(epsilon: float | None, sigma: float) -> float:
-    """ε (None: max(σ, :data:`DEFAULT_EPSILON`)), which must satisfy σ ≤ ε < 1 (seed 000,
+    """ε (None: max(σ, :data:`DEFAULT_EPSILON`)), which must satisfy σ ≤ ε < 1 (Tank et al. 2015,
     Sec. 3.3: a new cluster with q < σ gets no prior mass)."""
     eps = max(float(sigma), DEFAULT_EPSILON) if epsilon is None else float(epsilon)
     if not eps >= sigma:
         raise ValueError(f"epsilon={eps} is below the prior's sigma={sigma}: ADF/EP need epsilon >= sigma "
-                         "(seed 000, Sec. 3.3)")
+                         "(Tank et al. 2015, Sec. 3.3)")
     if not eps < 1.0:
         raise ValueError(f"epsilon must be < 1 (no cluster could ever open), got {eps}")
     return eps

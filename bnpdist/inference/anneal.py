@@ -1,9 +1,9 @@
-"""Subsample annealing and its two baselines at equal cost (seed 001).
+"""Subsample annealing and its two baselines at equal cost (Obermeyer et al. 2014).
 
 All three strategies are decoupled collapsed Gibbs steps on a subsample S of the rows — remove a
 uniform row of S, assign a uniform row outside S (the removed one included) given the others
-(seed 001 §2; with S = all rows this is random-scan Gibbs) — with a U/hyperparameter step after
-every full cycle through the current subsample.  With T = ``n_iter`` each strategy makes T·N
+(Obermeyer et al. 2014, §2; with S = all rows this is random-scan Gibbs) — with a U/hyperparameter
+step after every full cycle through the current subsample.  With T = ``n_iter`` each strategy makes T·N
 assignments and yields a :class:`Snapshot` every N of them (rows outside S have label −1):
 
 * ``"prior+gibbs"``: initial clustering drawn from the prior (the urn, ignoring the data; not

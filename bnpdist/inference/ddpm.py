@@ -1,4 +1,4 @@
-"""Discriminative DPM (seed 002, §3.1): DDPM-S (hinge loss) and DDPM-L (logistic loss).
+"""Discriminative DPM (Nguyen et al. 2017, §3.1): DDPM-S (hinge loss) and DDPM-L (logistic loss).
 
 One sweep = η | z (augmentation then Gaussian, :mod:`.discriminative`) followed by z | η
 (collapsed Gibbs, :mod:`bnpdist.kernels.ddpm`, exact for the model stated there: alg. 8 with a
@@ -8,7 +8,7 @@ concentration by Escobar & West (1995) when the DP has an ``alpha_prior``.  The 
 w → 0 takes every η_k to 0 and L(±1 | 0) is one constant c (e^{-2} SVM, 1/2 logistic), so
 the model becomes the DPM with concentration α·c^n.
 
-Distribution (DESIGN §6): this module is the exact sampler, z resampled in one stream over
+Distribution: this module is the exact sampler, z resampled in one stream over
 all rows.  :mod:`bnpdist.distributed.discriminative` samples z per partition (approximate) and
 reproduces this chain bit for bit with one partition.  The η step is map-reduced: each
 partition draws its rows' augmentation variables from ``partition_seed(seed, sweep, partition)``
@@ -42,7 +42,7 @@ from .features import MAX_DIM, fit_projection
 from .gibbs import MIN_CAPACITY, CollapsedState, initial_state
 from .snapshot import Snapshot
 
-#: plain DPM sweeps before the discriminative term is switched on (seed 002, §4)
+#: plain DPM sweeps before the discriminative term is switched on (Nguyen et al. 2017, §4)
 WARMUP = 10
 
 

@@ -1,4 +1,4 @@
-"""Discriminative hyperplanes of seed 002 (§2, §3.1): losses, data augmentation, η | augmentation.
+"""Discriminative hyperplanes (Nguyen et al. 2017, §2, §3.1): losses, augmentation, η | augmentation.
 
 Each cluster k has a hyperplane η_k ~ N(0, w I) over discriminative features φ_i, and labels
 y_ik = +1 iff z_i = k (else −1), with s_ik = η_kᵀφ_i and the (pseudo-)likelihoods
@@ -6,7 +6,7 @@ y_ik = +1 iff z_i = k (else −1), with s_ik = η_kᵀφ_i and the (pseudo-)like
     SVM (Polson & Scott 2011):          L(y | s) = exp(−2 max(1 − y s, 0))
     logistic (Polson, Scott & Windle 2013): L(y | s) = 1 / (1 + exp(−y s)).
 
-Augmentation, then a Gaussian for η_k (DESIGN §5; μ0 = 0, Σ0 = w I):
+Augmentation, then a Gaussian for η_k (μ0 = 0, Σ0 = w I):
 
     SVM: λ_ik⁻¹ ~ InvGaussian(|1 − y_ik s_ik|⁻¹, 1);  a_ik = 1/λ_ik,  b_ik = y_ik (1 + λ_ik)/λ_ik
     LR:  ω_ik ~ PG(1, s_ik);                         a_ik = ω_ik,    b_ik = y_ik / 2

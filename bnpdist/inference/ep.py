@@ -1,4 +1,4 @@
-"""EP-NRM: batch refinement of ADF-NRM by expectation propagation (seed 000, Sec. 3.4).
+"""EP-NRM: batch refinement of ADF-NRM by expectation propagation (Tank et al. 2015, Sec. 3.4).
 
 Each row j keeps its soft assignment q(z_j) as its local contribution (sparse: the largest
 ``MAX_KEEP`` responsibilities, cluster ids −1 for unused slots).  A pass visits every row

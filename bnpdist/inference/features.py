@@ -1,4 +1,4 @@
-"""Discriminative features φ(x) for the hyperplanes of seed 002 (computed on the driver).
+"""Discriminative features φ(x) for the hyperplanes of Nguyen et al. 2017 (computed on the driver).
 
 φ(x) = ((x̃ − m) V / sd, 1): x̃ = x for dense rows, the row's relative frequencies for CSR
 (bag-of-words) rows; m the mean of x̃; V the top ``max_dim`` principal directions of x̃ (all

@@ -1,10 +1,10 @@
-"""Exact collapsed Gibbs sampler for DP / NGGP mixtures on one in-memory block (seeds 000, 003).
+"""Exact collapsed Gibbs sampler for DP / NGGP mixtures on one in-memory block (Tank et al. 2015; Neal 2000).
 
 A sweep resamples every z_i | z_{-i}, U, x (kernel: :mod:`bnpdist.kernels.gibbs`), visiting the
 rows in order (``scan="systematic"``) or n rows drawn uniformly (``scan="random"``).  After each
 cycle through the rows:
 
-* U | z by one slice step on log U (seed 000, eq. 6; NGGP only — the DP has U ≡ 0);
+* U | z by one slice step on log U (Tank et al. 2015, eq. 6; NGGP only — the DP has U ≡ 0);
 * with ``hyper="sample"`` (``BNPMixture(sample_hyperparameters=True)``) the prior's own update given (n, K, U, counts): Escobar & West (1995)
   for the DP concentration (needs ``alpha_prior``), a | U and σ for the NGGP (``a_prior``,
   ``sample_sigma``); then a slice step on log β (Multinomial) or log a, log b (Bernoulli) given
@@ -152,7 +152,7 @@ def drive(state: CollapsedState, prior, U: float, schedule, n_steps: int, *, eve
     """Run ``n_steps`` steps ``schedule(t0, t1) -> (remove, add)``, yielding ``(prior, U)`` after
     every ``every`` steps and at the end.
 
-    A U/hyperparameter step closes each cycle through the current subsample (seed 001): after
+    A U/hyperparameter step closes each cycle through the current subsample (Obermeyer et al. 2014): after
     |S| steps, |S| counted when the cycle began — once per sweep for plain Gibbs, after
     1, 2, 4, ... rows when growing from empty, more often early in an annealing schedule.
     """
@@ -171,7 +171,7 @@ def drive(state: CollapsedState, prior, U: float, schedule, n_steps: int, *, eve
 
 
 def subsample_steps(state: CollapsedState, grow):
-    """Schedule of decoupled steps on the subsample S = rows with labels ≥ 0 (seed 001).
+    """Schedule of decoupled steps on the subsample S = rows with labels ≥ 0 (Obermeyer et al. 2014).
 
     Step t grows S by a uniform row outside it when ``grow(t)`` (t an index array) is true,
     else removes a uniform row of S and assigns a uniform row outside S minus that row.
@@ -203,7 +203,7 @@ def initial_state(block, family, prior, rng, init_labels, init: str, sample_hype
     """(state, prior, U) from ``init_labels`` or ``init`` ∈ {"prior", "sequential", "one"}.
 
     "prior": sequential urn draw ignoring the data; "sequential": each row drawn given the
-    previous ones and the data (seed 001 'Sequential'); "one": all rows in one cluster.
+    previous ones and the data (Obermeyer et al. 2014 'Sequential'); "one": all rows in one cluster.
     """
     n = n_rows(block)
     if init_labels is not None:

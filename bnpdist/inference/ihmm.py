@@ -1,5 +1,5 @@
 """Infinite HMM (HDP-HMM, direct assignment; Teh et al. 2006 §7, Fox et al. 2008) and the
-discriminative-state iHMM, DIH-S / DIH-L (seed 002, §3.2), on one block of concatenated sequences.
+discriminative-state iHMM, DIH-S / DIH-L (Nguyen et al. 2017, §3.2), on one block of concatenated sequences.
 
 One sweep: [DIH: η | z, as in :mod:`.ddpm`] → every z_t (:mod:`bnpdist.kernels.ihmm`) →
 table counts m_jk ~ CRT(n_jk, αβ_k) for every restaurant j (each state and the start row;

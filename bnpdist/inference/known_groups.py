@@ -1,4 +1,6 @@
-"""Dirichlet–multinomial model with known groups (seed 004): evidence, posterior, predictives.
+"""Dirichlet–multinomial model with known groups: evidence, posterior, predictives.
+
+The closed forms are those of the known-groups note listed in docs/REFERENCES.md.
 
 Documents d carry an observed group z_d ∈ {0..T-1}; tokens of a group-t document are i.i.d.
 draws from φ_t.  Priors: φ_t ~ Dir(β n) (n a base measure over the V words), θ ~ Dir(α m).

@@ -1,4 +1,4 @@
-"""Contiguous cluster labels for output (seed 003 ``remapLabels``)."""
+"""Contiguous cluster labels for output (numbered in order of first appearance)."""
 from __future__ import annotations
 
 import numba

@@ -1,7 +1,7 @@
 """Driver-side math of the exact sub-cluster split/merge sampler (Chang & Fisher 2013).
 
 Target.  Given U (NGGP; the DP has σ = 0 and no U) the partition posterior is a product
-partition model (seed 000, eqs. 5–6; DESIGN §5):
+partition model (Tank et al. 2015, eqs. 5–6):
 
     p(z | U, x) ∝ Π_k g(k),   log g(k) = log a(U+τ)^σ + log Γ(n_k − σ) − log Γ(1 − σ) + log p(x_k)
 

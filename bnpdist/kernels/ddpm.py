@@ -1,11 +1,11 @@
-"""Collapsed Gibbs sweep of the discriminative DPM (seed 002, §3.1), exact for the model below.
+"""Collapsed Gibbs sweep of the discriminative DPM (Nguyen et al. 2017, §3.1), exact for the model below.
 
 Target, with s_ik = η_kᵀφ_i, y_ik = +1 iff z_i = k, L the SVM or logistic likelihood
 (:mod:`bnpdist.inference.discriminative`) and m(x_k) the family's marginal of cluster k:
 
     π(z, η | x) ∝ CRP_α(z) Π_k [ m(x_k) N(η_k; 0, wI) Π_{i=1..n} L(y_ik | s_ik) ]
 
-(seed 002 eqs. 3–4 with the product over the instantiated clusters).  z_i | z_{−i}, η by
+(Nguyen et al. 2017 eqs. 3–4 with the product over the instantiated clusters).  z_i | z_{−i}, η by
 Neal's (2000) algorithm 8 with one auxiliary hyperplane η* (a fresh N(0, wI) draw, or the
 hyperplane of i's own cluster when i is its only member):
 

@@ -1,14 +1,15 @@
-"""Collapsed Gibbs steps for NRM mixtures over any conjugate family (seeds 000, 001, 003).
+"""Collapsed Gibbs steps for NRM mixtures over any conjugate family (Neal 2000; Tank et al.
+2015; Obermeyer et al. 2014).
 
 One step removes row ``r`` from its cluster (``r = -1``: nothing) and assigns row ``a``; plain
-Gibbs has ``r = a``, subsample annealing (seed 001) decouples them.  Given the auxiliary U,
+Gibbs has ``r = a``, subsample annealing (Obermeyer et al. 2014) decouples them.  Given the auxiliary U,
 
 .. math::
 
     p(z_a = k \\mid z_{-a}, U) \\propto (n_k - \\sigma)\\, f_k(x_a) \\ \\text{(existing)}, \\qquad
     \\propto \\text{mass}\\,(U + \\tau)^\\sigma f_0(x_a) \\ \\text{(new)}
 
-(seed 000, eq. 5; the DP is sigma = 0: n_k and alpha).  ``prior_only`` drops the f's (a draw
+(Tank et al. 2015, eq. 5; the DP is sigma = 0: n_k and alpha).  ``prior_only`` drops the f's (a draw
 from the urn, used to initialise from the prior).
 
 Slots.  A cluster keeps one slot of the family's kernel state for its whole life, so state is
@@ -136,7 +137,8 @@ def gibbs_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta,
 
 @numba.njit(nogil=True, cache=True)
 def subsample_schedule(rng, perm, size, grow, remove, add):
-    """Fill ``remove``/``add`` for steps that grow (``grow[j]``) or churn the subsample (seed 001).
+    """Fill ``remove``/``add`` for steps that grow (``grow[j]``) or churn the subsample
+    (Obermeyer et al. 2014).
 
     ``perm`` is a permutation of the rows whose first ``size`` entries are the subsample S.
     Growing assigns a uniform row outside S; churning removes a uniform row r of S and assigns a

@@ -1,4 +1,4 @@
-"""Direct-assignment Gibbs sweep of the HDP-HMM (Teh et al. 2006, §7; seed 002, §3.2) and of the
+"""Direct-assignment Gibbs sweep of the HDP-HMM (Teh et al. 2006, §7; Nguyen et al. 2017, §3.2) and of the
 discriminative-state iHMM (DIH).
 
 Given global weights β = (β_1..β_K, β_u), transition counts n_jk (row j = previous state, plus

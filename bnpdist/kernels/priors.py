@@ -1,4 +1,4 @@
-"""numba helpers for the NGGP auxiliary variable U (seed 000, eqs. 5, 6 and 21).
+"""numba helpers for the NGGP auxiliary variable U (Tank et al. 2015, eqs. 5, 6 and 21).
 
 All functions take the NGGP parameters ``(a, sigma, tau)`` as plain floats (what
 ``Prior.kernel_params()`` returns) so that scans and samplers can call them inside kernels.
@@ -118,7 +118,8 @@ def mode_log(c1, c2, a, sigma, tau):
 
 @numba.njit(nogil=True, cache=True)
 def u_hat_nb(n, EK, a, sigma, tau):
-    """Û = argmax_U (n-1) log U + (EK sigma - n) log(U+tau) - psi(U)  (seed 000, eq. 21); 0 if n <= 1."""
+    """Û = argmax_U (n-1) log U + (EK sigma - n) log(U+tau) - psi(U) (Tank et al. 2015, eq. 21);
+    0 if n <= 1."""
     return math.exp(mode_log(n - 1.0, EK * sigma - n, a, sigma, tau))
 
 

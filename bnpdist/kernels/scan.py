@@ -1,4 +1,4 @@
-"""Generic numba row scans for ADF-NRM, EP-NRM and scoring (seed 000, Alg. 1 and Sec. 3.4).
+"""Generic numba row scans for ADF-NRM, EP-NRM and scoring (Tank et al. 2015, Alg. 1 and Sec. 3.4).
 
 One call scans a whole partition: no Python runs per row.  The observation family enters as
 first-class numba functions (its ``log_pred_row`` / ``add_row`` pair, see
@@ -195,7 +195,7 @@ def record(resp_idx, resp_val, r, keep, q, nk):
 @numba.njit(nogil=True, cache=True)
 def _adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K, ek,
              prior, U, n_seen, EK, eps, drop, resp_idx, resp_val):
-    """ADF-NRM over ``rows`` (block row indices, in stream order)  (seed 000, Alg. 1).
+    """ADF-NRM over ``rows`` (block row indices, in stream order)  (Tank et al. 2015, Alg. 1).
 
     Per row: q as in the module docstring with prior weights max(E[n_k]−σ, 0) and
     a(Û_{n−1}+τ)^σ; stats_k += q_k T(x) (``add_row``, which also does E[n_k] += q_k);
@@ -239,7 +239,7 @@ def _adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state
 @numba.njit(nogil=True, cache=True)
 def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K,
             prior, U, eps, drop, resp_idx, resp_val, logocc):
-    """One EP-NRM sweep over ``rows`` (seed 000, Sec. 3.4), Û fixed.
+    """One EP-NRM sweep over ``rows`` (Tank et al. 2015, Sec. 3.4), Û fixed.
 
     Row r's local contribution is (``resp_idx[r]``, ``resp_val[r]``) (−1 = empty slot).
     Cavity: stats_k −= q_rk T(x) (``add_row`` with −q), S_k\\r = S_k − q_rk; new q from the

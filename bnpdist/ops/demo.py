@@ -1,9 +1,9 @@
 """The main job (``bnpdist demo``): bundled digits and synthetic bars, end to end on Dask.
 
 1. writes the data as Parquet under ``OUT/data`` (``digits``: scikit-learn's 1,797 digit images
-   as 64-pixel count documents; ``bars``: seed 000's 8×8 bars), each also split 80/20 into
+   as 64-pixel count documents; ``bars``: the 8×8 bars of Tank et al. 2015), each also split 80/20 into
    ``*-train`` / ``*-test`` folders;
-2. fits the known-groups Dirichlet–multinomial model (seed 004) on the digits training split
+2. fits the known-groups Dirichlet–multinomial model on the digits training split
    through the engine: held-out log predictive per document and classification accuracy;
 3. fits BNP mixtures (ADF then EP passes; the prior and family chosen by the held-out search)
    on both training splits: K, NMI against the true labels, held-out log predictive per

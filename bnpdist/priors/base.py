@@ -1,6 +1,6 @@
 """The allocation-prior interface shared by the DP and the NGGP.
 
-Every prior is an exchangeable partition law with an auxiliary variable U (seed 000, eqs. 5–6):
+Every prior is an exchangeable partition law with an auxiliary variable U (Tank et al. 2015, eqs. 5–6):
 
     p(z_i = k | z_{-i}, U) ∝ n_k - sigma   (existing k),     ∝ mass (U + tau)^sigma   (new).
 
@@ -45,11 +45,11 @@ class Prior(Params, ABC):
 
     @abstractmethod
     def u_hat(self, n: float, EK: float) -> float:
-        """The plug-in Û_n of ADF/EP (seed 000, eq. 21)."""
+        """The plug-in Û_n of ADF/EP (Tank et al. 2015, eq. 21)."""
 
     @abstractmethod
     def log_u_posterior(self, U: float, n: int, K: int) -> float:
-        """Unnormalised log p(U | z_{1:n}) (seed 000, eq. 6)."""
+        """Unnormalised log p(U | z_{1:n}) (Tank et al. 2015, eq. 6)."""
 
     @abstractmethod
     def sample_u(self, rng: np.random.Generator, U: float, n: int, K: int) -> float:

@@ -1,7 +1,7 @@
 """Normalized generalized gamma process (NGGP) allocation prior.
 
-Lévy intensity a/Γ(1-σ) π^(-1-σ) e^(-τπ) (seed 000, eq. 4; James, Lijoi & Prünster 2009;
-Lijoi, Mena & Prünster 2007).  With the auxiliary U (seed 000, eqs. 5–6):
+Lévy intensity a/Γ(1-σ) π^(-1-σ) e^(-τπ) (Tank et al. 2015, eq. 4; James, Lijoi & Prünster 2009;
+Lijoi, Mena & Prünster 2007).  With the auxiliary U (Tank et al. 2015, eqs. 5–6):
 
     p(z_i = k | z_{-i}, U) ∝ n_k - σ,  new ∝ a (U+τ)^σ,
     p(U | z) ∝ U^(n-1) (U+τ)^(Kσ-n) exp(-ψ(U)),   ψ(u) = (a/σ)((u+τ)^σ - τ^σ).
