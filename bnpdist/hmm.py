@@ -181,11 +181,13 @@ class BNPHMM(Estimator):
         block = concat_rows(seqs)
         prior = self.prior or HDP(1.0, 1.0, Gamma(1.0, 1.0), Gamma(1.0, 1.0))
         obs = self.obs or (Multinomial() if hasattr(block, "indptr") else Gaussian())
-        family = obs.resolve(_summary(block))
+        summary = _summary(block)
+        family = obs.resolve(summary)
         self.seed_ = resolve_seed(self.random_state)
         self.hyper_search_ = None
         if self.hyperparameters == "auto":
-            family, prior, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, prior, self.seed_)
+            family, prior, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, prior, self.seed_,
+                                                           summary)
         self.history_, kept = [], []
         with engine_for(self.client, source=block) as engine:
             for snap in run_ihmm_partitioned(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],

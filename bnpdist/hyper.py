@@ -3,29 +3,46 @@
 
 Seed 000 (§4.2) picks its hyperparameters by a grid search on a 1,000-document subset; this
 module automates that.  Every hyperparameter the user left unset — ``obs=None`` or a family
-parameter ``None`` (Multinomial β; Gaussian κ0 and the NIW scale; Bernoulli a, b), and the
-process (``prior=None``: mass a and discount σ, σ = 0 being DP(a)) — is chosen by the mean
-held-out log predictive per row of **one ADF pass** on a random subsample of
-:func:`subsample_size` rows, cross-fitted over :data:`FOLDS` folds (ADF on the other folds,
-scored on the fold, so every row of the subsample is held out once), by coordinate search on
-log scales:
+parameter ``None`` (Multinomial β; Gaussian covariance structure and NIW scale; Bernoulli a, b),
+and for count data the process (``prior=None``: mass a and discount σ, σ = 0 being DP(a)) — is
+chosen on a random subsample of :func:`subsample_size` rows by one of two criteria:
 
-1. each free coordinate in turn (observation prior first, then a, then σ): a geometric grid
-   x0·4^k, k = −1..1, around the data-driven default (the families' ``resolve`` rules), extended by
-   ×4 while the best point is on its edge (at most :data:`MAX_EXTEND` times), then the
-   midpoints ×2^±1 of the best point; σ is tried on :data:`SIGMAS` (only values ≤ ε);
-   bag-of-words with ``obs=None`` first try the base measure (:data:`BASES`) and the documents'
-   burstiness (:data:`S_VALUES`: the multinomial or :class:`~bnpdist.obs.Polya` at
-   concentration s; every candidate's score bounds the likelihood of the raw counts, so they
-   compare), before β;
+* **evidence** (Gaussian families): the log joint log p(x, ẑ) of the subsample and the partition
+  ẑ that the fitting algorithm finds (the ADF pass, then up to :data:`SEARCH_PASSES` − 1 EP
+  passes for every algorithm but "adf"; ẑ = the final E-step's labels) — a lower bound on the
+  marginal likelihood p(x) of the hyperparameters (type-II maximum likelihood).  Candidates
+  within :data:`TIE_NATS` of the best tie (a log Bayes factor below 3, "positive" at most on the
+  scale of Kass & Raftery 1995).  The held-out density after one ADF pass (below) preferred
+  over-split models on dense data (make_blobs K 7–38, iris K 16) and cannot compare the
+  covariance structures, whose evidence can.
+* **held-out** (count families): the mean held-out log predictive per row of **one ADF pass**,
+  cross-fitted over :data:`FOLDS` folds (ADF on the other folds, scored on the fold, so every row
+  of the subsample is held out once); a candidate ties with the best when the best's mean paired
+  gain over the held-out rows is within :data:`SE_RULE` standard errors (with a fixed relative
+  tolerance instead, noise pulled a up to 8–16 on make_blobs and one-pass ADF on the full data
+  then opened 50–125 clusters).
+
+Search, by coordinates in turn (observation prior first, then a, then σ):
+
+1. the discrete coordinates (σ in :data:`SIGMAS`, only values ≤ ε) try every value; each log
+   coordinate a geometric grid x0·4^k, k = −1..1, around the data-driven default (the
+   families' ``resolve`` rules), extended by ×4 while the best point is on its edge (at most
+   :data:`MAX_EXTEND` times), then the midpoints ×2^±1 of the best point; bag-of-words with
+   ``obs=None`` first try the base measure (:data:`BASES`) and the documents' burstiness
+   (:data:`S_VALUES`: the multinomial or :class:`~bnpdist.obs.Polya` at concentration s; every
+   candidate's score bounds the likelihood of the raw counts, so they compare), before β;
 2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others, then tries
    the burstiness values again at the final β.
 
-A candidate ties with the best when the best's mean paired gain over the held-out rows is
-within :data:`SE_RULE` standard errors; ties are won by the candidate nearest the defaults, so
-a flat or noisy direction (often the mass a) costs three candidates, not a walk (with a fixed
-relative tolerance instead, noise pulled a up to 8–16 on make_blobs and one-pass ADF on the full
-data then opened 50–125 clusters).
+A Gaussian's covariance structure (:data:`~bnpdist.obs.gaussian.COVARIANCES`, when
+``covariance`` and Λ0 are unset and d ≤ :data:`~bnpdist.obs.gaussian.FULL_MAX_D`) is an outer
+loop: the search above runs for each structure, and the best of the two is kept.
+
+Ties are won by the candidate nearest the defaults, so a flat or noisy direction (often the
+mass a) costs three candidates, not a walk.  The Gaussian's NIW scale is searched as the
+within-cluster fraction c (E[Σ] = c·C of the data covariance C); κ0 keeps its vague default
+(:data:`~bnpdist.obs.gaussian.KAPPA0`): the evidence prefers larger κ0, whose weaker Occam factor
+per cluster over-splits.
 
 Candidates of one grid are independent: each is an ``engine.map`` task on a one-partition copy
 of the subsample, so they run in parallel as Dask tasks on a cluster (sequentially in process
@@ -35,6 +52,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from itertools import chain
 
 import numpy as np
 from scipy.special import logsumexp
@@ -44,7 +62,7 @@ from .distributed import LocalEngine
 from .distributed.variational import VariationalRun
 from .inference.adf import check_epsilon
 from .obs import Bernoulli, Gaussian, Multinomial, Polya
-from .obs.gaussian import COV_FRACTION
+from .obs.gaussian import COV_FRACTION, COVARIANCES, FULL_MAX_D, MAX_COV_FRACTION, MIN_COV_FRACTION
 from .priors import DP, NGGP
 
 #: subsample size m = clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE) for n rows.  A candidate's
@@ -68,6 +86,10 @@ BASES = ("corpus", "uniform")
 #: most SE_RULE standard errors (+ TOL·|best|); ties are won by the candidate nearest the defaults
 #: (the one-standard-error rule: flat or noisy directions are not followed)
 SE_RULE, TOL = 2.0, 1e-4
+#: evidence criterion: passes per candidate (the ADF pass included; at most the fit's n_iter)
+SEARCH_PASSES = 10
+#: evidence criterion: a candidate within TIE_NATS of the best log joint ties with it
+TIE_NATS = 3.0
 #: pass_id of the subsampling map (partition seeds apart from the fitting passes)
 SUBSAMPLE_PASS = 1 << 20
 
@@ -90,28 +112,31 @@ def free_coordinates(obs_user, family, prior_user) -> dict:
         if unset("beta"):
             free["obs.beta"] = family.beta
     elif isinstance(family, Gaussian):
-        if unset("kappa0"):
-            free["obs.kappa0"] = family.kappa0
+        if unset("covariance") and unset("Lambda0") and family.n_features <= FULL_MAX_D:
+            free["obs.covariance"] = tuple(sorted(COVARIANCES, key=lambda c: c != family.covariance))
         if unset("Lambda0"):
-            free["obs.cov_fraction"] = COV_FRACTION
+            free["obs.cov_fraction"] = COV_FRACTION     # κ0 is not searched (KAPPA0)
     elif isinstance(family, Bernoulli):
         for p in ("a", "b"):
             if unset(p):
                 free[f"obs.{p}"] = float(getattr(family, p))
-    if prior_user is None:
+    if prior_user is None and not isinstance(family, Gaussian):
         free["prior.a"], free["prior.sigma"] = 1.0, SIGMAS
     return free
 
 
-def build(family, prior, values: dict):
-    """(family, prior) with the named hyperparameters replaced by ``values``."""
+def build(family, prior, values: dict, template=None, summary=None):
+    """(family, prior) with the named hyperparameters replaced by ``values``.  A Gaussian is
+    rebuilt from ``template`` (the user's unresolved family) and the data ``summary``, so that
+    its unset parameters follow the chosen covariance structure and within-cluster fraction."""
     obs = {k[4:]: v for k, v in values.items() if k.startswith("obs.")}
     if isinstance(family, Multinomial) and obs:
         family = _documents(family, obs)
     elif isinstance(family, Gaussian) and obs:
-        scale = obs.get("cov_fraction", COV_FRACTION) / COV_FRACTION
-        family = Gaussian(family.mu0, obs.get("kappa0", family.kappa0), family.nu0, family.Lambda0 * scale,
-                          covariance=family.covariance)
+        params = template.get_params(deep=False)
+        if "covariance" in obs:
+            params["covariance"] = obs["covariance"]
+        family = Gaussian(**params).resolve(summary, cov_fraction=obs.get("cov_fraction", COV_FRACTION))
     elif isinstance(family, Bernoulli) and obs:
         family = Bernoulli(obs.get("a", family.a), obs.get("b", family.b), family.d)
     if "prior.a" in values:
@@ -139,9 +164,10 @@ def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
     return logsumexp(lp + prior.log_weights(stats.n, U), axis=1)
 
 
-def _evaluate(block, seed, folds, family, prior, values, epsilon, merge_threshold, fit_seed):
+def _heldout(block, seed, family, prior, values, opts):
     """One candidate, cross-fitted: for each fold, ADF on the other rows, scored on the fold;
     the held-out log predictive of every row of the folds, in fold order."""
+    folds, epsilon, merge_threshold, fit_seed = opts
     family, prior = build(family, prior, values)
     eps = check_epsilon(epsilon, prior.sigma)
     n, out = n_rows(block), []
@@ -156,21 +182,47 @@ def _evaluate(block, seed, folds, family, prior, values, epsilon, merge_threshol
     return np.concatenate(out)
 
 
+def log_joint(family, prior, stats, U: float, block) -> float:
+    """log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) of a block and its labels ẑ_i = argmax_k
+    max(n_k − σ, 0) f_k(x_i) under fitted ``stats`` (the final E-step; p(ẑ) the prior's EPPF)."""
+    with np.errstate(divide="ignore"):
+        lw = np.log(np.maximum(stats.n - prior.sigma, 0.0))
+    labels = np.argmax(family.log_predictive(block, stats) + lw, axis=1)
+    hard = family.stats_hard(block, labels, stats.K)
+    hard = hard.take(hard.n > 0)
+    return float(family.log_marginal(hard).sum() + prior.log_eppf(hard.n))
+
+
+def _evidence(block, seed, family, prior, values, opts):
+    """One candidate: the fitting algorithm on the block, then :func:`log_joint`."""
+    template, summary, epsilon, merge_threshold, fit_seed, passes, tol = opts
+    family, prior = build(family, prior, values, template, summary)
+    eps = check_epsilon(epsilon, prior.sigma)
+    engine = LocalEngine()
+    run = VariationalRun(engine, engine.partitions(block), family, prior, epsilon=eps,
+                         merge_threshold=merge_threshold, seed=fit_seed, n_iter=passes, tol=tol)
+    for _ in chain(run.adf(record=passes > 1), run.ep()):
+        pass
+    return log_joint(family, prior, run.state.stats, run.state.U, block)
+
+
 def _sample_rows(block, seed, p):
     """Each row kept with probability ``p`` (Bernoulli sampling, partition seed)."""
     keep = np.flatnonzero(np.random.default_rng(seed).random(n_rows(block)) < p)
     return take_rows(block, keep)
 
 
-def subsample_size(n: int) -> int:
-    """Rows of the search's subsample for ``n`` rows of data (the :data:`BUDGET` rule)."""
-    return int(np.clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE))
+def subsample_size(n: int, evidence: bool = False) -> int:
+    """Rows of the search's subsample for ``n`` rows of data: the :data:`BUDGET` rule, or
+    :data:`SUBSAMPLE` for the evidence criterion (whose choice between covariance structures
+    depends on the rows it sees: fewer rows favour the diagonal family's fewer parameters)."""
+    return SUBSAMPLE if evidence else int(np.clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE))
 
 
-def subsample(engine, data, seed: int):
+def subsample(engine, data, seed: int, evidence: bool = False):
     """About :func:`subsample_size` rows drawn uniformly from all partitions, shuffled
     (driver-side block)."""
-    p = min(1.0, subsample_size(data.n_total) / max(data.n_total, 1))
+    p = min(1.0, subsample_size(data.n_total, evidence) / max(data.n_total, 1))
     parts = engine.map_gather(_sample_rows, data, p, seed=seed, pass_id=SUBSAMPLE_PASS,
                               key="hyper-subsample")
     block = concat_rows([b for b in parts if n_rows(b)])
@@ -184,31 +236,41 @@ def _key(pos: dict) -> tuple:
 class _Search:
     """Cached candidate scores; grids evaluated as one batch of engine tasks."""
 
-    def __init__(self, engine, sub, family, prior, start: dict, epsilon, merge_threshold, seed):
+    def __init__(self, engine, sub, family, prior, start: dict, *, epsilon, merge_threshold, seed,
+                 evidence: bool, template=None, summary=None, passes: int = 1, tol: float = 0.0):
         self.engine, self.family, self.prior, self.start = engine, family, prior, start
         self.data = engine.partitions(sub, n_partitions=1)
         n = n_rows(sub)
-        self.folds = np.array_split(np.arange(n), FOLDS)   # contiguous: the subsample is shuffled
-        self.n_train = n - max(len(f) for f in self.folds)
-        self.args = (epsilon, merge_threshold, seed)
-        self.epsilon = epsilon
+        self.evidence, self.epsilon = evidence, epsilon
+        if evidence:
+            self.fn, self.opts, self.n_train = _evidence, (template, summary, epsilon, merge_threshold, seed,
+                                                           passes, tol), n
+        else:
+            folds = np.array_split(np.arange(n), FOLDS)     # contiguous: the subsample is shuffled
+            self.fn, self.opts = _heldout, (folds, epsilon, merge_threshold, seed)
+            self.n_train = n - max(len(f) for f in folds)
         self.rows: dict = {}         # _key(grid position) -> held-out log predictive per row
-        self.scores: dict = {}       # _key(grid position) -> their mean
+        self.scores: dict = {}       # _key(grid position) -> log joint, or the rows' mean
         self.tried: list = []        # (values, score) in evaluation order
 
     def values(self, pos: dict) -> dict:
         """Grid positions → values: start·2^j for log coordinates, the j-th choice for discrete
-        ones (σ, the base measure, the burstiness s)."""
+        ones (σ, the base measure, the burstiness s, the covariance structure)."""
         return {k: (self.start[k][j] if isinstance(self.start[k], tuple) else self.start[k] * 2.0 ** j)
                 for k, j in pos.items()}
 
+    def allowed(self, name: str, j: int) -> bool:
+        """Whether grid position j of a log coordinate is searched (the within-cluster fraction
+        stays in [MIN_COV_FRACTION, MAX_COV_FRACTION])."""
+        return name != "obs.cov_fraction" or MIN_COV_FRACTION <= self.start[name] * 2.0 ** j <= MAX_COV_FRACTION
+
     def best(self, candidates: list) -> dict:
         todo = {_key(c): c for c in candidates if _key(c) not in self.scores}.values()
-        futures = [self.engine.map(_evaluate, self.data, self.folds, self.family, self.prior,
-                                   self.values(c), *self.args, key="hyper-candidate")[0] for c in todo]
-        for c, rows in zip(todo, self.engine.gather(futures)):
-            score = float(np.mean(rows))
-            self.rows[_key(c)] = rows
+        futures = [self.engine.map(self.fn, self.data, self.family, self.prior, self.values(c), self.opts,
+                                   key="hyper-candidate")[0] for c in todo]
+        for c, res in zip(todo, self.engine.gather(futures)):
+            score = float(res) if self.evidence else float(np.mean(res))
+            self.rows[_key(c)] = res
             self.scores[_key(c)] = score if np.isfinite(score) else -np.inf
             self.tried.append((self.values(c), self.scores[_key(c)]))
         top = max(candidates, key=lambda c: self.scores[_key(c)])
@@ -216,31 +278,35 @@ class _Search:
         return min(ties, key=lambda c: (sum(abs(j) for j in c.values()), -self.scores[_key(c)]))
 
     def tie(self, top: dict, c: dict) -> bool:
-        """``c`` is within SE_RULE paired standard errors (over the held-out rows) of ``top``."""
+        """``c`` is within TIE_NATS of ``top`` (evidence) or SE_RULE paired standard errors over
+        the held-out rows (held-out)."""
         if _key(c) == _key(top):
             return True
         if not np.isfinite(self.scores[_key(c)]):
             return False
+        if self.evidence:
+            return self.scores[_key(top)] - self.scores[_key(c)] <= TIE_NATS
         d = self.rows[_key(top)] - self.rows[_key(c)]
         se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
         return d.mean() <= SE_RULE * se + TOL * abs(self.scores[_key(top)])
 
     def line(self, pos: dict, name: str) -> dict:
         """Coarse grid (×4) with edge extension, then the ×2 midpoints around the best."""
-        js = [pos[name] + STEP * k for k in range(-WIDTH, WIDTH + 1)]
+        js = [pos[name] + STEP * k for k in range(-WIDTH, WIDTH + 1) if self.allowed(name, pos[name] + STEP * k)]
         best = self.best([{**pos, name: j} for j in js])
         for _ in range(MAX_EXTEND):
-            if best[name] not in (js[0], js[-1]):
+            nxt = best[name] + (STEP if best[name] == js[-1] else -STEP)
+            if (best[name] not in (js[0], js[-1]) or not self.allowed(name, nxt)
+                    or not np.isfinite(self.scores[_key(best)])):
                 break
-            js.append(best[name] + (STEP if best[name] == js[-1] else -STEP))
-            js.sort()
+            js = sorted(js + [nxt])
             best = self.best([{**pos, name: j} for j in js])
-        return self.best([best] + [{**best, name: best[name] + d} for d in (-1, 1)])
+        return self.best([best] + [{**best, name: best[name] + d} for d in (-1, 1) if self.allowed(name, best[name] + d)])
 
     def climb(self, pos: dict, name: str, max_steps: int = 4) -> dict:
         """Hill-climb one log coordinate in ×2 steps."""
         for _ in range(max_steps):
-            new = self.best([pos] + [{**pos, name: pos[name] + d} for d in (-1, 1)])
+            new = self.best([pos] + [{**pos, name: pos[name] + d} for d in (-1, 1) if self.allowed(name, pos[name] + d)])
             if new == pos:
                 break
             pos = new
@@ -253,29 +319,50 @@ class _Search:
         return self.best([{**pos, name: j} for j in ok])
 
 
-def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold, seed: int):
-    """Choose the ``free`` hyperparameters (:func:`free_coordinates`); returns
-    ``(family, prior, record)`` with ``record`` the JSON-safe account stored as
-    ``BNPMixture.hyper_search_``."""
-    tic, cpu = time.perf_counter(), time.process_time()
-    record = {"method": f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, coordinate "
-                        f"search on log scales, ties within {SE_RULE:g} paired SEs to the defaults",
-              "free": sorted(free)}
-    if not free:
-        return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0, "cpu_seconds": 0.0}
-    sub = subsample(engine, data, seed)
-    s = _Search(engine, sub, family, prior, free, epsilon, merge_threshold, seed)
-    pos = {k: 0 for k in free}
-    logs = [k for k in free if not isinstance(free[k], tuple)]
-    default = s.best([pos])
-    for name in free:
+def _coordinates(s: _Search, pos: dict, names: list) -> dict:
+    """One cycle over ``names`` (grid lines, every value of a categorical coordinate), then a
+    ×2 hill-climb of each log coordinate."""
+    logs = [k for k in names if not isinstance(s.start[k], tuple)]
+    for name in names:
         pos = s.line(pos, name) if name in logs else s.choice(pos, name)
     for name in logs:
         pos = s.climb(pos, name)
-    if "obs.s" in free:
+    if "obs.s" in names:
         pos = s.choice(pos, "obs.s")
+    return pos
+
+
+def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold, seed: int,
+           template=None, summary=None, passes: int = 1, tol: float = 0.0):
+    """Choose the ``free`` hyperparameters (:func:`free_coordinates`); returns
+    ``(family, prior, record)`` with ``record`` the JSON-safe account stored as
+    ``BNPMixture.hyper_search_``.  A Gaussian family is searched by evidence (``template``: the
+    user's unresolved family, ``summary``: the data summary, ``passes``/``tol``: the fit's ADF/EP
+    passes, capped at SEARCH_PASSES), any other by held-out score."""
+    tic, cpu = time.perf_counter(), time.process_time()
+    evidence = isinstance(family, Gaussian)
+    passes = min(max(int(passes), 1), SEARCH_PASSES)
+    method = (f"log joint p(x, z) after {'one ADF pass' if passes == 1 else f'ADF + {passes - 1} EP passes'}, "
+              f"ties within {TIE_NATS:g} nats" if evidence else
+              f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, ties within {SE_RULE:g} paired SEs")
+    record = {"method": f"{method}; coordinate search, ties to the defaults", "free": sorted(free)}
+    if not free:
+        return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0, "cpu_seconds": 0.0}
+    if evidence and template is None:
+        template = Gaussian()
+    sub = subsample(engine, data, seed, evidence)
+    s = _Search(engine, sub, family, prior, free, epsilon=epsilon, merge_threshold=merge_threshold, seed=seed,
+                evidence=evidence, template=template, summary=summary, passes=passes, tol=tol)
+    pos = {k: 0 for k in free}
+    default = s.best([pos])
+    if "obs.covariance" in free:        # each structure searched on its own, then the best of them
+        others = [k for k in free if k != "obs.covariance"]
+        pos = s.best([_coordinates(s, {**pos, "obs.covariance": j}, others)
+                      for j in range(len(free["obs.covariance"]))])
+    else:
+        pos = _coordinates(s, pos, list(free))
     chosen = s.values(pos)
-    family, prior = build(family, prior, chosen)
+    family, prior = build(family, prior, chosen, template, summary)
     record.update(subsample=n_rows(sub), n_train=s.n_train, chosen=chosen, score=s.scores[_key(pos)],
                   default_score=s.scores[_key(default)],
                   candidates=[{"values": v, "score": sc} for v, sc in s.tried],
@@ -283,16 +370,18 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     return family, prior, record
 
 
-def search_hmm(block, obs_user, family, prior_user, prior, seed: int):
+def search_hmm(block, obs_user, family, prior_user, prior, seed: int, summary=None):
     """``BNPHMM(hyperparameters="auto")``: the emission prior's unset values, and with the HDP
     unset the start of its top-level γ, by :func:`search` on the sequences' rows.  A row's marginal
     under the HMM is a mixture of the emission densities with weights β ~ GEM(γ), so the DP(a)
     mixture's mass a stands for γ (no discount is searched).  The transition concentration α is
     not identified by rows: it keeps its Gamma hyperprior, resampled every sweep as is γ.
-    Returns ``(family, prior, record)``; the record's ``prior.a`` is γ's start."""
+    Returns ``(family, prior, record)``; the record's ``prior.a`` is γ's start (``summary``: the
+    rows' data summary, for a Gaussian's evidence search)."""
     free = free_coordinates(obs_user, family, prior_user)
     free.pop("prior.sigma", None)
     engine = LocalEngine()
     family, dp, record = search(engine, engine.partitions(block), family, DP(1.0), free,
-                                epsilon=None, merge_threshold=0.0, seed=seed)
+                                epsilon=None, merge_threshold=0.0, seed=seed, template=obs_user,
+                                summary=summary, passes=SEARCH_PASSES)
     return family, (replace(prior, gamma=dp.alpha) if prior_user is None else prior), record

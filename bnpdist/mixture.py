@@ -50,6 +50,8 @@ ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": gibbs_driver, "anneal": ann
 #: algorithms whose snapshots carry sampled labels (no final E-step)
 ALGORITHMS.update({"ddpm-svm": ddpm_driver("svm"), "ddpm-lr": ddpm_driver("lr")})
 SAMPLERS = {"gibbs", "anneal", "subcluster", "ddpm-svm", "ddpm-lr"}
+#: algorithms defined for a DP prior only (the automatic search keeps σ = 0 for them)
+DP_ONLY = {"ddpm-svm", "ddpm-lr"}
 #: saved-model format read and written by this version
 FORMAT_VERSION = 1
 
@@ -225,7 +227,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         tried with its held-out score, the default's score, subsample size and seconds
     """
 
-    def __init__(self, prior=None, obs=None, algorithm="adf", n_iter=20, epsilon=None,
+    def __init__(self, prior=None, obs=None, algorithm="ep", n_iter=20, epsilon=None,
                  merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
                  random_state=0, sample_hyperparameters=False, w=1.0, burn_in=None, thin=1,
                  point_estimate="vi", hyperparameters="auto", warm_start=False, client=None,
@@ -299,18 +301,22 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             mean = s / n
             cov = (ss - n * np.outer(mean, mean)) / max(n - 1, 1)
             summary = DataSummary(int(n), data.n_features, "dense", mean, cov)
-        return prior, obs.resolve(summary)
+        return prior, obs.resolve(summary), summary
 
-    def _choose(self, engine, data, prior, family, config: FitConfig):
-        """``hyperparameters="auto"``: the unset hyperparameters by held-out search; the config
-        is rebuilt for the chosen prior (ε = max(σ, 0.01) when unset)."""
+    def _choose(self, engine, data, prior, family, summary, config: FitConfig):
+        """``hyperparameters="auto"``: the unset hyperparameters by the search of
+        :mod:`bnpdist.hyper` (scored after this estimator's ADF/EP passes; EP for the samplers);
+        the config is rebuilt for the chosen prior (ε = max(σ, 0.01) when unset)."""
         self.hyper_search_ = None
         if self.hyperparameters == "fixed":
             return prior, family, config
         free = free_coordinates(self.obs, family, self.prior)
+        if self.algorithm in DP_ONLY:
+            free.pop("prior.sigma", None)
         family, prior, self.hyper_search_ = search(
             engine, data, family, prior, free, epsilon=None if self.epsilon is None else float(self.epsilon),
-            merge_threshold=config.merge_threshold, seed=config.seed)
+            merge_threshold=config.merge_threshold, seed=config.seed, template=self.obs, summary=summary,
+            passes=1 if self.algorithm == "adf" else config.n_iter, tol=config.tol)
         return prior, family, self._config(prior, config.seed)
 
     # --- fitting -------------------------------------------------------------------------

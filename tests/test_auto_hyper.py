@@ -48,7 +48,10 @@ def test_gaussian_blobs_at_scale_1e3():
     X, y = make_blobs(800, n_features=5, centers=6, random_state=0)
     est = BNPMixture(random_state=0).fit(1e3 * X)
     assert nmi(y, est.labels_) >= 0.95
-    assert set(est.hyper_search_["free"]) == {"obs.kappa0", "obs.cov_fraction", "prior.a", "prior.sigma"}
+    # Gaussian: covariance structure and within-cluster fraction, by evidence; κ0 and the
+    # process keep their defaults (hyper.free_coordinates)
+    assert set(est.hyper_search_["free"]) == {"obs.covariance", "obs.cov_fraction"}
+    assert est.obs_.kappa0 == 0.01 and est.prior_ == DP(1.0)
 
 
 def test_user_values_kept_fixed_skips_and_record_saved(tmp_path):
@@ -79,7 +82,11 @@ def test_free_coordinates_and_beta_rule():
     assert set(free_coordinates(None, corpus, NGGP())) == {"obs.base", "obs.s", "obs.beta"}
     assert set(free_coordinates(None, fam, NGGP())) == {"obs.beta"}      # uniform default (BNPHMM)
     g = Gaussian(kappa0=0.5).resolve(DataSummary(10, 2, "dense", np.zeros(2), np.eye(2)))
-    assert set(free_coordinates(Gaussian(kappa0=0.5), g, DP(1.0))) == {"obs.cov_fraction"}
+    assert set(free_coordinates(Gaussian(kappa0=0.5), g, DP(1.0))) == {"obs.cov_fraction", "obs.covariance"}
+    assert set(free_coordinates(Gaussian(covariance="diag"), g, None)) == {"obs.cov_fraction"}
+    assert free_coordinates(Gaussian(Lambda0=np.eye(2)), g, DP(1.0)) == {}
+    wide = Gaussian().resolve(DataSummary(10, 60, "dense", np.zeros(60), np.eye(60)))
+    assert wide.covariance == "diag" and set(free_coordinates(None, wide, None)) == {"obs.cov_fraction"}
 
 
 def test_subsample_budget_rule():
@@ -104,6 +111,13 @@ def test_partial_fit_searches_on_first_batch():
     assert BNPMixture(hyperparameters="fixed").partial_fit(X.rows(0, 120)).hyper_search_ is None
 
 
+@pytest.mark.parametrize("alg", ["ddpm-svm", "ddpm-lr"])
+def test_discriminative_dpm_searches_dp_only(alg):
+    X, _, _ = make_bars(120, n_tokens=20, seed=2)
+    est = BNPMixture(algorithm=alg, n_iter=4, random_state=0).fit(X)
+    assert est.hyper_search_["free"] == ["obs.beta", "prior.a"] and type(est.prior_) is DP
+
+
 def _sequences(scale=1e3, T=120, seed=0):
     rng = np.random.default_rng(seed)
     mu = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
@@ -118,11 +132,11 @@ def test_bnphmm_auto_chooses_emission_prior_and_gamma():
     seqs = _sequences()
     est = BNPHMM(n_iter=3, random_state=0).fit(seqs)
     rec = est.hyper_search_
-    assert rec["free"] == ["obs.cov_fraction", "obs.kappa0", "prior.a"]
-    assert est.obs_.kappa0 == rec["chosen"]["obs.kappa0"]
+    assert rec["free"] == ["obs.cov_fraction", "obs.covariance"]
+    assert est.obs_.covariance == rec["chosen"]["obs.covariance"]
     assert est.history_ and rec["score"] >= rec["default_score"]
     given = BNPHMM(prior=HDP(2.0, 3.0), obs=Gaussian(kappa0=0.5), n_iter=2, random_state=0).fit(seqs)
-    assert given.hyper_search_["free"] == ["obs.cov_fraction"] and given.obs_.kappa0 == 0.5
+    assert given.hyper_search_["free"] == ["obs.cov_fraction", "obs.covariance"] and given.obs_.kappa0 == 0.5
     assert given.prior_ == HDP(2.0, 3.0)
     assert BNPHMM(n_iter=2, hyperparameters="fixed", random_state=0).fit(seqs).hyper_search_ is None
     with pytest.raises(ValueError, match="hyperparameters"):

@@ -83,6 +83,7 @@ def test_resolve_defaults(rng):
     mean, cov = X.mean(0), np.cov(X.T)
     fam = Gaussian().resolve(DataSummary(200, 4, "dense", mean=mean, cov=cov))
     assert fam.n_features == 4 and fam.kappa0 == 0.01 and fam.nu0 == 6.0
+    assert fam.covariance == "full" and Gaussian().covariance is None
     np.testing.assert_allclose(fam.mu0, mean)
     np.testing.assert_allclose(fam.Lambda0 / (fam.nu0 - 4 - 1), 0.1 * cov)      # E[Σ] = 0.1·cov
     kept = Gaussian(kappa0=2.0, nu0=9.0).resolve(DataSummary(200, 4, "dense", mean=mean, cov=cov))

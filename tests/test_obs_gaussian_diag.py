@@ -28,7 +28,7 @@ def family(rng, d):
 def test_constructor_dispatch_and_params():
     fam = Gaussian(covariance="diag")
     assert type(fam) is DiagGaussian and isinstance(fam, Gaussian) and fam.covariance == "diag"
-    assert type(Gaussian()) is Gaussian and Gaussian().covariance == "full"
+    assert type(Gaussian()) is Gaussian and Gaussian().covariance is None      # unset: searched, else full
     full = Gaussian(np.zeros(2), 1.0, 4.0, np.diag([1.0, 2.0]))
     diag = Gaussian(np.zeros(2), 1.0, 4.0, np.array([1.0, 2.0]), covariance="diag")
     assert family_from_dict(diag.to_dict()).to_dict() == diag.to_dict()

@@ -7,7 +7,7 @@ from scipy.special import gammaln
 
 from ..kernels import gaussian_diag as kern
 from .base import DataSummary, SuffStats
-from .gaussian import Gaussian, data_scale, prior_scale
+from .gaussian import COV_FRACTION, KAPPA0, NU0_MINUS_D, Gaussian, data_scale, prior_scale
 
 
 class DiagGaussian(Gaussian):
@@ -54,15 +54,14 @@ class DiagGaussian(Gaussian):
         return f"Gaussian(d={self.n_features}, kappa0={self.kappa0}, nu0={self.nu0}, covariance='diag')"
 
     # --- set-up --------------------------------------------------------------------------
-    def resolve(self, summary: DataSummary) -> "DiagGaussian":
+    def resolve(self, summary: DataSummary, cov_fraction: float = COV_FRACTION) -> "DiagGaussian":
         mean, d = self._summary(summary)
-        nu0 = 1.0 + self.default_nu0_minus_d(summary) if self.nu0 is None else self.nu0
+        nu0 = 1.0 + NU0_MINUS_D if self.nu0 is None else self.nu0
         Lambda0 = self.Lambda0
         if Lambda0 is None:
-            var = None if summary.cov is None else np.diag(np.asarray(summary.cov, dtype=np.float64))
-            Lambda0 = prior_scale(nu0, 1) * data_scale(var, d, diagonal=True)
+            Lambda0 = prior_scale(nu0, 1, cov_fraction) * data_scale(summary.cov, d, diagonal=True)
         return DiagGaussian(mean if self.mu0 is None else self.mu0,
-                            self.default_kappa0() if self.kappa0 is None else self.kappa0, nu0, Lambda0)
+                            KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0)
 
     # --- statistics ----------------------------------------------------------------------
     def zero_stats(self, K: int) -> SuffStats:
