@@ -8,8 +8,11 @@ approximate).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from .data.blocks import CSRBlock, as_block, concat_rows
@@ -18,17 +21,20 @@ from .distributed import engine_for
 from .distributed.discriminative import _transition_counts, run_ihmm_partitioned
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .hyper import search_hmm
-from .inputs import check_input, family_counts
+from .inputs import check_init_labels, check_input, family_counts
 from .inference.ihmm import transitions
 from .inference.labels import remap_labels
-from .obs import Gaussian, Multinomial
-from .obs.base import DataSummary
+from .obs import Gaussian, Multinomial, family_from_dict
+from .obs.base import DataSummary, SuffStats
 from .params import Estimator
-from .priors import HDP, Gamma
+from .persist import check_params, read_model, write_model
+from .priors import HDP, Gamma, prior_from_dict
 from .seeds import resolve_seed
 
 #: algorithm → discriminative loss (None: the plain iHMM)
 ALGORITHMS = {"gibbs": None, "dih-svm": "svm", "dih-lr": "lr"}
+#: saved-model format read and written by this version
+FORMAT_VERSION = 1
 
 
 def read_parquet_sequences(source) -> list:
@@ -114,6 +120,7 @@ class BNPHMM(Estimator):
     labels_ : list of (T_s,) state sequences (states 0..K−1 by first appearance), or one (n,)
         array when fitted on a 2-D array
     n_states_ : K
+    start_ : (K,) initial-state probabilities: the point estimate's first states, add-one
     transition_ : (K, K) transition matrix: for the last state E[π_jk | z, β, α]; for a point
         estimate ẑ the plug-in (N_jk + α β̂_k) / (N_j + α) with N ẑ's transition counts and
         β̂ its state frequencies
@@ -166,8 +173,10 @@ class BNPHMM(Estimator):
                 for a, b in zip(bounds[:-1], bounds[1:])]
         return seqs, listed
 
-    def fit(self, X, y=None, lengths=None) -> "BNPHMM":
-        """Fit on sequences (see the class docstring); ``y`` is ignored."""
+    def fit(self, X, y=None, lengths=None, init_labels=None) -> "BNPHMM":
+        """Fit on sequences (see the class docstring); ``y`` is ignored.  ``init_labels``: the
+        chain's start, state labels (integers ≥ 0) in the form of the input (a list of per-sequence
+        arrays, or one (n,) array); default one sequential urn pass."""
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
         if int(self.n_iter) < 1:
@@ -179,6 +188,9 @@ class BNPHMM(Estimator):
         seqs, listed = self._sequences(X, lengths, reset=True, obs=self.obs)
         lengths = [s.shape[0] for s in seqs]
         block = concat_rows(seqs)
+        if init_labels is not None:
+            init_labels = check_init_labels(np.concatenate([np.ravel(z) for z in init_labels])
+                                            if listed else init_labels, sum(lengths))
         prior = self.prior or HDP(1.0, 1.0, Gamma(1.0, 1.0), Gamma(1.0, 1.0))
         obs = self.obs or (Multinomial() if hasattr(block, "indptr") else Gaussian())
         summary = _summary(block)
@@ -192,7 +204,8 @@ class BNPHMM(Estimator):
         with engine_for(self.client, source=block) as engine:
             for snap in run_ihmm_partitioned(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
                                              w=float(self.w), warmup=int(self.warmup), n_iter=n_iter,
-                                             random_state=self.seed_, n_partitions=int(self.n_partitions)):
+                                             random_state=self.seed_, n_partitions=int(self.n_partitions),
+                                             init_labels=init_labels):
                 self.history_.append({k: snap[k] for k in ("step", "n_states", "seconds")})
                 step = snap["step"]
                 if self.point_estimate != "last" and step >= burn_in and on_lattice(step, burn_in, int(self.thin)):
@@ -210,18 +223,84 @@ class BNPHMM(Estimator):
         self.labels_ = np.split(labels, np.cumsum(lengths)[:-1]) if listed else labels
         self.n_states_ = int(labels.max()) + 1
         self.stats_ = family.stats_hard(block, labels, self.n_states_)
-        self._start = np.bincount(labels[np.cumsum([0] + lengths[:-1])], minlength=self.n_states_) + 1.0
+        self.start_ = np.bincount(labels[np.cumsum([0] + lengths[:-1])], minlength=self.n_states_) + 1.0
+        self.start_ /= self.start_.sum()
         return self
+
+    def _emissions(self, X, lengths):
+        """(log start, log transitions, per-sequence log emissions (T_s, K), listed)."""
+        check_is_fitted(self, "stats_")
+        seqs, listed = self._sequences(X, lengths, reset=False, obs=self.obs_)
+        return (np.log(self.start_), np.log(self.transition_),
+                [self.obs_.log_predictive(s, self.stats_) for s in seqs], listed)
+
+    def score_samples(self, X, lengths=None):
+        """log p(x_t | x_1..x_{t−1}) of every step by the forward algorithm under the fitted
+        start, transitions and the states' posterior predictives (those of :meth:`predict`);
+        a sequence's steps sum to its log likelihood.  A list per sequence for a list or Parquet
+        source, one (n,) array for a 2-D array."""
+        log_s, log_A, log_E, listed = self._emissions(X, lengths)
+        out = [forward_log_likelihood(log_s, log_A, e) for e in log_E]
+        return out if listed else np.concatenate(out)
+
+    def score(self, X, y=None, lengths=None) -> float:
+        """Mean log predictive per step (:meth:`score_samples`), as ``BNPMixture.score`` per row."""
+        lp = self.score_samples(X, lengths)
+        return float(np.mean(np.concatenate(lp) if isinstance(lp, list) else lp))
+
+    # --- persistence ---------------------------------------------------------------------
+    _PARAMS = ("algorithm", "n_iter", "w", "warmup", "random_state", "hyperparameters", "n_partitions",
+               "burn_in", "thin", "point_estimate")
+
+    def save(self, path, overwrite: bool = False) -> None:
+        """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle), atomically; rules as
+        :meth:`bnpdist.mixture.BNPMixture.save` (a folder that is not a saved model is never replaced)."""
+        check_is_fitted(self, "stats_")
+        listed = isinstance(self.labels_, list)
+        labels = np.concatenate(self.labels_) if listed else self.labels_
+        meta = {"format": "bnpdist.BNPHMM", "format_version": FORMAT_VERSION,
+                "params": {k: getattr(self, k) for k in self._PARAMS},
+                "prior": None if self.prior is None else self.prior.to_dict(),
+                "obs": None if self.obs is None else self.obs.to_dict(),
+                "prior_": self.prior_.to_dict(), "obs_": self.obs_.to_dict(), "family": self.stats_.family,
+                "seed": self.seed_, "history": self.history_, "hyper_search": self.hyper_search_,
+                "n_samples_kept": self.n_samples_kept_, "expected_vi": self.expected_vi_, "listed": listed}
+        arrays = {**self.stats_.to_arrays(), "transition": self.transition_, "start": self.start_,
+                  "labels": labels, "lengths": np.array([len(z) for z in self.labels_] if listed
+                                                        else [len(labels)])}
+        write_model(path, meta, arrays, overwrite)
+
+    @classmethod
+    def load(cls, path) -> "BNPHMM":
+        """Read a model written by :meth:`save` (data only: nothing connects or executes)."""
+        meta, arrays = read_model(path, "bnpdist.BNPHMM", FORMAT_VERSION)
+        params = meta.get("params") or {}
+        check_params(path, params, cls._PARAMS)
+        est = cls(prior=None if meta["prior"] is None else prior_from_dict(meta["prior"]),
+                  obs=None if meta["obs"] is None else family_from_dict(meta["obs"]), **params)
+        est.prior_, est.obs_ = prior_from_dict(meta["prior_"]), family_from_dict(meta["obs_"])
+        est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
+        K = est.stats_.K
+        A, start = arrays["transition"], arrays["start"]
+        where = Path(path) / "arrays.npz"
+        if A.shape != (K, K) or start.shape != (K,) or not (np.isfinite(A).all() and np.isfinite(start).all()):
+            raise ValueError(f"{where}: transition {A.shape} / start {start.shape} do not fit {K} states")
+        if (A < 0).any() or (start < 0).any() or not np.allclose(A.sum(1), 1) or not np.isclose(start.sum(), 1):
+            raise ValueError(f"{where}: transition rows and start must be probability vectors")
+        est.transition_, est.start_, est.n_states_ = A, start, K
+        labels, lengths = arrays["labels"], arrays["lengths"]
+        est.labels_ = np.split(labels, np.cumsum(lengths)[:-1]) if meta["listed"] else labels
+        est.seed_, est.history_, est.hyper_search_ = meta["seed"], meta["history"], meta["hyper_search"]
+        est.n_samples_kept_, est.expected_vi_ = meta["n_samples_kept"], meta["expected_vi"]
+        est.n_features_in_ = est.obs_.n_features
+        return est
 
     def predict(self, X, lengths=None):
         """Viterbi state paths under the final state: posterior-mean transitions, start
         frequencies (add-one) and the states' posterior predictives as emissions.  A list of
         paths for a list or Parquet source, one (n,) array for a 2-D array."""
-        check_is_fitted(self, "stats_")
-        seqs, listed = self._sequences(X, lengths, reset=False, obs=self.obs_)
-        logA = np.log(self.transition_)
-        logs = np.log(self._start / self._start.sum())
-        out = [viterbi(logs, logA, self.obs_.log_predictive(s, self.stats_)) for s in seqs]
+        log_s, log_A, log_E, listed = self._emissions(X, lengths)
+        out = [viterbi(log_s, log_A, e) for e in log_E]
         return out if listed else np.concatenate(out)
 
 
@@ -230,6 +309,21 @@ def _plug_in_transitions(labels, lengths, K: int, alpha: float) -> np.ndarray:
     N, N0 = _transition_counts(labels, np.asarray(lengths), K)
     beta = np.bincount(labels, minlength=K) / len(labels)
     return transitions(np.vstack([N, N0[None, :]]), beta, alpha, np.arange(K), np.arange(K))
+
+
+def forward_log_likelihood(log_start: np.ndarray, log_A: np.ndarray, log_E: np.ndarray) -> np.ndarray:
+    """(T,) log p(x_t | x_1..x_{t−1}) by the forward algorithm (normalised forward messages):
+    c_t = log Σ_k exp(a_t[k]), a_1 = log p(z_1) + log E[0], a_t = logsumexp_j(â_{t−1}[j] + log A[j, ·])
+    + log E[t], â the normalised a; Σ_t c_t = log p(x_1..x_T)."""
+    T = log_E.shape[0]
+    c = np.empty(T)
+    a = log_start + log_E[0]
+    for t in range(T):
+        if t:
+            a = logsumexp(a[:, None] + log_A, axis=0) + log_E[t]
+        c[t] = logsumexp(a)
+        a = a - c[t]
+    return c
 
 
 def viterbi(log_start: np.ndarray, log_A: np.ndarray, log_E: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_non_negative, validate_data
+from sklearn.utils.validation import check_non_negative, column_or_1d, validate_data
 
 from .data import Corpus, scan
 from .data.blocks import CSRBlock
@@ -92,3 +92,17 @@ def family_counts(obs) -> bool | None:
 def family_vocab_size(obs) -> int | None:
     """The vocabulary size a counts family fixes (``Multinomial(V=...)``), else None."""
     return obs.n_features if family_counts(obs) else None
+
+
+def check_init_labels(init_labels, n: int) -> np.ndarray:
+    """``init_labels`` as n integer labels ≥ 0 (any values: the samplers renumber them)."""
+    labels = column_or_1d(init_labels, warn=False)
+    if labels.shape != (n,):
+        raise ValueError(f"init_labels has {labels.shape[0]} labels, X has {n} rows")
+    if not (np.issubdtype(labels.dtype, np.integer)
+            or (np.issubdtype(labels.dtype, np.floating) and np.all(np.mod(labels, 1) == 0))):
+        raise ValueError(f"init_labels must be integers, got dtype {labels.dtype}")
+    labels = labels.astype(np.int64)
+    if (labels < 0).any():
+        raise ValueError("init_labels must be >= 0")
+    return labels

@@ -9,9 +9,6 @@ so samplers can register themselves under their own names.
 from __future__ import annotations
 
 import itertools
-import json
-import shutil
-import uuid
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,15 +29,18 @@ from .distributed.variational import VariationalRun, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.adf import check_epsilon
+from .inference.ddpm import HyperplaneStep
+from .inference.features import Projection
 from .inference.labels import remap_labels
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
 from .hyper import free_coordinates, search
-from .inputs import check_input, family_counts, family_vocab_size
+from .inputs import check_init_labels, check_input, family_counts, family_vocab_size
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
 from .params import Estimator
+from .persist import check_params, read_model, write_model
 from .priors import DP, prior_from_dict
 from .seeds import resolve_seed
 
@@ -52,6 +52,10 @@ ALGORITHMS.update({"ddpm-svm": ddpm_driver("svm"), "ddpm-lr": ddpm_driver("lr")}
 SAMPLERS = {"gibbs", "anneal", "subcluster", "ddpm-svm", "ddpm-lr"}
 #: algorithms defined for a DP prior only (the automatic search keeps σ = 0 for them)
 DP_ONLY = {"ddpm-svm", "ddpm-lr"}
+#: samplers whose chain can start from given labels (``fit(X, init_labels=...)``)
+STARTS_FROM_LABELS = {"gibbs", "subcluster", "ddpm-svm", "ddpm-lr"}
+#: discriminative samplers → their loss (hyperplanes, :meth:`BNPMixture.decision_function`)
+DISCRIMINATIVE = {"ddpm-svm": "svm", "ddpm-lr": "lr"}
 #: saved-model format read and written by this version
 FORMAT_VERSION = 1
 
@@ -71,6 +75,7 @@ class FitConfig:
     burn_in: int = 0
     thin: int = 1
     snapshot_labels: bool = False
+    init_labels: np.ndarray | None = None
 
     def kept(self, step: int) -> bool:
         """Samplers: sweep ``step`` is a kept sample (after the burn-in, every ``thin``-th)."""
@@ -113,6 +118,10 @@ def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: 
     score_scan(lpr, get_row, xa, xb, indptr, family.kernel_hyper(), family.kernel_state(stats, K + 1),
                K, logw, labels, logp, P)
     return labels, logp, (P if proba else None)
+
+
+def _scores_part(block, seed, features, H):
+    return features(as_block(block)) @ H.T
 
 
 #: rounding slack of saved weights and probabilities (EP cavities subtract soft counts)
@@ -221,6 +230,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     vocabulary_ : tuple of words (the Parquet sidecar's, or a DataFrame's count columns), or None
     means_, covariances_ : Gaussian (Bernoulli: ``means_``) posterior means, see
         :class:`~bnpdist.clusters.ClusterSummaries`;  word_probabilities_ : Multinomial (K, V)
+    hyperplanes_ : "ddpm-svm" / "ddpm-lr": (K, p) posterior means E[η_k | labels_] of the
+        clusters' hyperplanes (Nguyen et al. 2017), which :meth:`predict` uses
+    discriminative_features_ : "ddpm-svm" / "ddpm-lr": the features φ the hyperplanes act on, a
+        :class:`~bnpdist.inference.features.Projection`: at most 20 whitened principal
+        components of x (of a document's word frequencies for counts) plus an intercept, not x
     seed_ : the seed used
     history_ : list of dicts per snapshot: step, n_clusters, objective, rows_seen, U, EK, seconds
     hyper_search_ : dict or None, the "auto" search: free names, chosen values, every candidate
@@ -334,10 +348,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         names = getattr(self, "feature_names_in_", None)
         return tuple(str(v) for v in names) if names is not None and data.kind == "csr" else None
 
-    def iter_fit(self, X) -> Iterator[Snapshot]:
+    def iter_fit(self, X, init_labels=None) -> Iterator[Snapshot]:
         """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass / sampler sweep
-        (samplers' snapshots carry labels every ``thin``-th sweep and in the last)."""
-        return self._fit_snapshots(X, snapshot_labels=True)
+        (samplers' snapshots carry labels every ``thin``-th sweep and in the last);
+        ``init_labels`` as for :meth:`fit`."""
+        return self._fit_snapshots(X, snapshot_labels=True, init_labels=init_labels)
 
     def _warm_state(self) -> VarState | None:
         """The fitted state a ``warm_start`` fit continues from (None: a cold fit)."""
@@ -347,7 +362,14 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             raise ValueError(f"warm_start is implemented for algorithm='ep', not {self.algorithm!r}")
         return VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
 
-    def _fit_snapshots(self, X, snapshot_labels: bool) -> Iterator[Snapshot]:
+    def _fit_snapshots(self, X, snapshot_labels: bool, init_labels=None) -> Iterator[Snapshot]:
+        if init_labels is not None and self.algorithm not in STARTS_FROM_LABELS:
+            raise ValueError(f"init_labels starts a sampler's chain ({sorted(STARTS_FROM_LABELS)}); "
+                             f"algorithm={self.algorithm!r} does not take it"
+                             + (" (Anneal Subsample starts from the empty subsample)"
+                                if self.algorithm == "anneal" else ""))
+        for name in ("hyperplanes_", "discriminative_features_"):
+            self.__dict__.pop(name, None)
         warm = self._warm_state()
         X = self._input(X, fitted=warm is not None)
         prior = self.prior_ if warm is not None else self._given_prior()
@@ -356,11 +378,14 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self.seed_ = config.seed
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
+            if init_labels is not None:
+                init_labels = check_init_labels(init_labels, int(sum(data.n_rows)))
             if warm is None:
                 prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
             else:       # the fitted prior and family; the search ran when they were chosen
                 prior, family = self.prior_, self.obs_
                 self._check_width(data)
+            config = replace(config, init_labels=init_labels)
             self.vocabulary_ = self._vocabulary(data) or getattr(self, "vocabulary_", None)
             self.history_ = []
             snap, adf_rounds, passes, kept = None, 0, 0, []
@@ -380,6 +405,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                                   ConvergenceWarning, stacklevel=2)
             if sampler:
                 self._summarise(engine, data, kept, snap)
+                if self.algorithm in DISCRIMINATIVE:
+                    self._fit_hyperplanes(engine, data, snap.info["features"], config)
             else:
                 self.labels_ = self._used_first(self._score(engine, data)[0])
 
@@ -394,16 +421,31 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self.stats_, self.ek_ = self.stats_.take(order), self.ek_[order]
         return np.argsort(order)[labels]
 
-    def fit(self, X, y=None) -> "BNPMixture":
+    def fit(self, X, y=None, init_labels=None) -> "BNPMixture":
         """Fit on X: ndarray, DataFrame, scipy sparse, CSRBlock, dask array/dataframe or Parquet path.
+
+        ``init_labels`` (n,) integers ≥ 0: the samplers "gibbs", "subcluster", "ddpm-svm" and
+        "ddpm-lr" start their chain from this partition (any label values; they are renumbered),
+        like ``condition(data, init_labels)`` of Forster's DPMM code (2024); default: each
+        sampler's own start.  ADF/EP and "anneal" (which starts from the empty subsample) refuse it.
 
         There is no ``sample_weight``: ADF/EP update the state row by row and the samplers'
         partition laws count rows, so a row of weight 2 is not two rows under any algorithm
         here (scikit-learn's meaning of a weight); repeat rows for integer weights.
         """
-        for _ in self._fit_snapshots(X, snapshot_labels=False):
+        for _ in self._fit_snapshots(X, snapshot_labels=False, init_labels=init_labels):
             pass
         return self
+
+    def _fit_hyperplanes(self, engine, data, features, config: FitConfig) -> None:
+        """Discriminative samplers: ``hyperplanes_`` = E[η_k | labels_] (Rao–Blackwellised over a
+        short augmentation chain with the labels fixed, :meth:`HyperplaneStep.posterior_mean`)
+        and ``discriminative_features_`` = the φ they act on."""
+        step = HyperplaneStep(engine, data, features, DISCRIMINATIVE[self.algorithm], config.w, config.seed)
+        off = data.offsets
+        parts = engine.per_partition(data, [self.labels_[a:b] for a, b in zip(off[:-1], off[1:])])
+        self.hyperplanes_ = step.posterior_mean(parts, self.stats_.K, first_pass=config.n_iter)
+        self.discriminative_features_ = features
 
     def _summarise(self, engine, data, kept: list, last: Snapshot) -> None:
         """Samplers: ``labels_`` and ``stats_`` of the point estimate over the kept samples."""
@@ -417,8 +459,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self.labels_, self.stats_, self.ek_ = labels, stats.take(old), np.ones(len(old))
         self.n_samples_kept_, self.expected_vi_ = est.n_samples, est.expected_vi
 
-    def fit_predict(self, X, y=None) -> np.ndarray:
-        return self.fit(X).labels_
+    def fit_predict(self, X, y=None, init_labels=None) -> np.ndarray:
+        return self.fit(X, init_labels=init_labels).labels_
 
     def partial_fit(self, X, y=None) -> "BNPMixture":
         """Streaming ADF over one more batch, continuing the current state; with
@@ -516,8 +558,25 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             return self._score(engine, engine.partitions(X, n_partitions=self.n_partitions), proba)
 
     def predict(self, X) -> np.ndarray:
-        """argmax_k max(n_k − σ, 0) f_k(x) over the existing clusters."""
+        """argmax_k max(n_k − σ, 0) f_k(x) over the existing clusters; for the discriminative
+        samplers ("ddpm-svm", "ddpm-lr") the rule of Nguyen et al. (2017), argmax_k
+        p(y_k = +1 | φ(x), η_k) = argmax of :meth:`decision_function`."""
+        if getattr(self, "hyperplanes_", None) is not None:
+            return self.decision_function(X).argmax(axis=1)
         return self._score_input(X)[0]
+
+    def decision_function(self, X) -> np.ndarray:
+        """Discriminative samplers: (n, K) scores η_kᵀφ(x) of the fitted ``hyperplanes_``, where
+        φ = ``discriminative_features_`` (at most 20 whitened principal components of x, or of a
+        document's word frequencies, plus an intercept; :mod:`bnpdist.inference.features`)."""
+        check_is_fitted(self, "hyperplanes_")
+        X = self._input(X, fitted=True)
+        with self._engine(X) as engine:
+            data = engine.partitions(X, n_partitions=self.n_partitions)
+            self._check_width(data)
+            parts = engine.map_gather(_scores_part, data, self.discriminative_features_, self.hyperplanes_,
+                                      key="decision")
+        return np.concatenate(parts)
 
     def predict_proba(self, X) -> np.ndarray:
         """(n, K) responsibilities ∝ max(n_k − σ, 0) f_k(x) over the existing clusters."""
@@ -544,11 +603,6 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         one is complete); anything else at ``path`` is never replaced.
         """
         stats = self._fitted()
-        path = Path(path)
-        if path.exists() and not (path / "model.json").is_file():
-            raise FileExistsError(f"{path} exists and is not a saved bnpdist model; not replacing it")
-        if path.exists() and not overwrite:
-            raise FileExistsError(f"{path} holds a saved model; pass overwrite=True to replace it")
         meta = {"format": "bnpdist.BNPMixture", "format_version": FORMAT_VERSION,
                 "params": {k: getattr(self, k) for k in self._PARAMS},
                 "prior": None if self.prior is None else self.prior.to_dict(),
@@ -558,45 +612,25 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 "n_rows_seen": self.n_rows_seen_, "history": self.history_,
                 "hyper_search": getattr(self, "hyper_search_", None),
                 "n_iter": getattr(self, "n_iter_", None), "converged": getattr(self, "converged_", None)}
-        tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex}"
-        tmp.mkdir(parents=True)
-        try:
-            arrays = {**stats.to_arrays(), "ek": self.ek_}
-            if hasattr(self, "labels_"):
-                arrays["labels"] = self.labels_
-            np.savez(tmp / "arrays.npz", **arrays)
-            (tmp / "model.json").write_text(json.dumps(meta, indent=1))
-            if getattr(self, "vocabulary_", None):
-                write_vocab(tmp, self.vocabulary_)
-            old = path.parent / f".{path.name}.old-{uuid.uuid4().hex}"
-            if path.exists():
-                path.rename(old)
-            tmp.rename(path)
-            shutil.rmtree(old, ignore_errors=True)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        arrays = {**stats.to_arrays(), "ek": self.ek_}
+        if hasattr(self, "labels_"):
+            arrays["labels"] = self.labels_
+        if getattr(self, "hyperplanes_", None) is not None:
+            f = self.discriminative_features_
+            arrays.update({"hyperplanes": self.hyperplanes_, "features.mean": f.mean,
+                           "features.components": f.components})
+        vocab = getattr(self, "vocabulary_", None)
+        write_model(path, meta, arrays, overwrite, (lambda tmp: write_vocab(tmp, vocab)) if vocab else None)
 
     @classmethod
     def load(cls, path) -> "BNPMixture":
         """Read a model written by :meth:`save`; unknown format versions are refused."""
         path = Path(path)
-        if not (path / "model.json").is_file():
-            raise FileNotFoundError(f"{path} holds no saved BNPMixture (model.json missing)")
-        meta = json.loads((path / "model.json").read_text())
-        if meta.get("format") != "bnpdist.BNPMixture":
-            raise ValueError(f"{path} is not a saved BNPMixture (format {meta.get('format')!r})")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"unsupported BNPMixture format version {meta.get('format_version')!r} "
-                             f"(this bnpdist reads version {FORMAT_VERSION})")
+        meta, arrays = read_model(path, "bnpdist.BNPMixture", FORMAT_VERSION)
         params = meta.get("params") or {}
-        unknown = sorted(set(params) - set(cls._PARAMS))
-        if unknown:   # e.g. "scheduler" / "client": a saved model never names a cluster
-            raise ValueError(f"{path / 'model.json'}: params {unknown} are not saved model "
-                             f"parameters (loading a model never connects anywhere)")
+        check_params(path, params, cls._PARAMS)
         est = cls(prior=None if meta["prior"] is None else prior_from_dict(meta["prior"]),
                   obs=None if meta["obs"] is None else family_from_dict(meta["obs"]), **params)
-        with np.load(path / "arrays.npz", allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
         _check_saved(path, arrays, meta)
         est.prior_, est.obs_ = prior_from_dict(meta["prior_"]), family_from_dict(meta["obs_"])
         est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
@@ -608,4 +642,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         est.vocabulary_ = read_vocab(str(path), None) if (path / "vocab.txt").is_file() else None
         if "labels" in arrays:
             est.labels_ = arrays["labels"]
+        if "hyperplanes" in arrays:
+            H, f = arrays["hyperplanes"], Projection(arrays["features.mean"], arrays["features.components"])
+            if H.shape != (est.stats_.K, f.n_features) or f.mean.shape != (est.obs_.n_features,):
+                raise ValueError(f"{path / 'arrays.npz'}: hyperplanes {H.shape} do not fit {est.stats_.K} "
+                                 f"clusters and features {f.components.shape}")
+            est.hyperplanes_, est.discriminative_features_ = H, f
         return est

@@ -137,3 +137,77 @@ def test_viterbi_against_brute_force():
 def test_rejects_unknown_algorithm():
     with pytest.raises(ValueError):
         BNPHMM(algorithm="dih").fit([np.zeros((3, 1))])
+
+
+def _two_state_sequences():
+    rng = np.random.default_rng(2)
+    means = np.array([[0.0, 0.0], [4.0, 4.0]])
+    paths = [np.repeat([0, 1, 0], 12), np.repeat([1, 0], 15)]
+    return [means[z] + 0.4 * rng.normal(size=(len(z), 2)) for z in paths]
+
+
+def test_forward_log_likelihood_is_the_sum_over_paths():
+    """Σ_t log p(x_t | x_<t) = log Σ_z p(z_1) Π A Π E, every path of a 3-state, 4-step chain."""
+    import itertools
+
+    from bnpdist.hmm import forward_log_likelihood
+    rng = np.random.default_rng(0)
+    K, T = 3, 4
+    log_s = np.log(rng.dirichlet(np.ones(K)))
+    log_A = np.log(rng.dirichlet(np.ones(K), size=K))
+    log_E = rng.normal(size=(T, K))
+    brute = [log_s[z[0]] + sum(log_A[z[t - 1], z[t]] for t in range(1, T)) + sum(log_E[t, z[t]] for t in range(T))
+             for z in itertools.product(range(K), repeat=T)]
+    c = forward_log_likelihood(log_s, log_A, log_E)
+    from scipy.special import logsumexp
+    assert c.sum() == pytest.approx(logsumexp(brute), abs=1e-10)
+    # the first step alone is log Σ_k p(z_1 = k) E[0, k]
+    assert c[0] == pytest.approx(logsumexp(log_s + log_E[0]), abs=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ["gibbs", "dih-lr"])
+def test_bnphmm_save_load_round_trip(tmp_path, algorithm):
+    """Saved as model.json + arrays.npz (no pickle): the loaded model predicts and scores alike;
+    a folder that is not a saved model is refused, an existing model needs overwrite=True."""
+    from bnpdist import BNPHMM
+    seqs = _two_state_sequences()
+    est = BNPHMM(algorithm=algorithm, n_iter=14, random_state=0, hyperparameters="fixed").fit(seqs)
+    path = tmp_path / "hmm"
+    est.save(path)
+    assert sorted(p.name for p in path.iterdir()) == ["arrays.npz", "model.json"]
+    back = BNPHMM.load(path)
+    for a, b in zip(back.predict(seqs), est.predict(seqs)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(back.score_samples(seqs), est.score_samples(seqs)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert back.score(seqs) == est.score(seqs)
+    for a, b in zip(back.labels_, est.labels_):
+        np.testing.assert_array_equal(a, b)
+    assert back.get_params()["algorithm"] == algorithm and back.n_states_ == est.n_states_
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        est.save(path)
+    est.save(path, overwrite=True)
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="not a saved bnpdist model"):
+        est.save(other, overwrite=True)
+    assert (other / "keep.txt").read_text() == "mine"
+    with pytest.raises(FileNotFoundError, match="no saved BNPHMM"):
+        BNPHMM.load(other)
+
+
+def test_bnphmm_score_is_the_forward_log_likelihood_per_step():
+    """score_samples sums to the sequence log likelihood; a sequence from the fitted model's own
+    states scores above the same rows shuffled in time (the transitions matter)."""
+    from bnpdist import BNPHMM
+    seqs = _two_state_sequences()
+    est = BNPHMM(algorithm="gibbs", n_iter=14, random_state=0, hyperparameters="fixed").fit(seqs)
+    lp = est.score_samples(seqs)
+    assert [len(a) for a in lp] == [len(s) for s in seqs]
+    X = np.concatenate(seqs)
+    flat = est.score_samples(X, lengths=[len(s) for s in seqs])
+    np.testing.assert_allclose(flat, np.concatenate(lp))
+    assert est.score(seqs) == pytest.approx(flat.mean())
+    shuffled = [s[np.random.default_rng(0).permutation(len(s))] for s in seqs]
+    assert est.score(seqs) > est.score(shuffled)

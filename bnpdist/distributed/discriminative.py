@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
+from itertools import pairwise
 
 import numpy as np
 
@@ -119,6 +120,26 @@ def _initial(engine, data, task, seed, family, prior, *args):
         res += r
         outs.append(out)
     return res, stats, counts, outs
+
+
+def _stats_task(block, seed, labels, family, K):
+    return family.stats_hard(as_block(block), np.asarray(labels, dtype=np.int64), K)
+
+
+def _given(engine, data: DistData, family, init_labels):
+    """The state of given initial labels (any integers ≥ 0, renumbered 0..K−1 by first
+    appearance): (per-partition results as :func:`_initial`'s, statistics, counts, labels)."""
+    labels = np.asarray(init_labels)
+    n = int(sum(data.n_rows))
+    if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer) or (labels < 0).any():
+        raise ValueError(f"init_labels must be {n} non-negative integers, got shape {labels.shape} "
+                         f"and dtype {labels.dtype}")
+    labels = remap_labels(labels.astype(np.int64))[0]
+    K = int(labels.max()) + 1 if n else 0
+    parts = [labels[a:b] for a, b in pairwise(data.offsets)]
+    stats = engine.reduce(engine.map(_stats_task, data, engine.per_partition(data, parts), family, K,
+                                     key="ddpm-given"))
+    return [(x, None) for x in parts], stats, np.bincount(labels, minlength=K).astype(np.int64), labels
 
 
 def _current(res, seed, remap):
@@ -241,17 +262,19 @@ def _project_fit(engine, data: DistData, max_dim: int):
 def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w: float = 1.0,
                          n_iter: int, warmup: int = WARMUP, random_state=None, max_dim: int = MAX_DIM,
                          Phi: np.ndarray | None = None, merge: bool = True,
-                         labels_every=False) -> Iterator[Snapshot]:
+                         labels_every=False, init_labels=None) -> Iterator[Snapshot]:
     """DDPM-S / DDPM-L with z per partition (module docstring); one :class:`Snapshot` per sweep.
 
     Parameters as :func:`~bnpdist.inference.ddpm.run_ddpm`; ``data`` the partitioned rows
-    (one partition: exactly ``run_ddpm``'s chain); ``merge``: match the clusters partitions
+    (one partition: exactly ``run_ddpm``'s chain); ``init_labels``: the chain's start (n
+    integers ≥ 0; default the sequential urn pass); ``merge``: match the clusters partitions
     open in one sweep (else they stay apart and later sweeps absorb duplicates);
     ``labels_every``: gather the labels into every snapshot (True), only the last (False) or
     the steps a predicate ``labels_every(step)`` picks (and the last); ``label_parts`` of every
     snapshot leaves them on the workers.
     Snapshot ``info``: n_clusters, n, EK, ek, alpha, seconds, discriminative, matched (new
-    clusters merged by the merge stage).
+    clusters merged by the merge stage), features (the :class:`~bnpdist.inference.features.Projection`
+    φ, or the given ``Phi``).
     """
     if not isinstance(prior, DP):
         raise TypeError(f"the discriminative DPM needs a DP prior, got {type(prior).__name__}")
@@ -265,7 +288,8 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
               else np.ascontiguousarray(Phi, dtype=np.float64))
     dim = source.n_features if Phi is None else source.shape[1]
     eta_step = HyperplaneStep(engine, data, source, loss, w, seed)
-    res, stats, counts, _ = _initial(engine, data, _init_task, seed, family, prior)
+    res, stats, counts = (_initial(engine, data, _init_task, seed, family, prior)[:3] if init_labels is None
+                          else _given(engine, data, family, init_labels)[:3])
     H, maps = np.zeros((len(counts), dim)), [None] * P
     index = engine.per_partition(data, range(P))
     for sweep in range(int(n_iter)):
@@ -283,7 +307,7 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
         yield _snapshot(engine, data, res, maps, family, prior, stats, counts, sweep, n,
                         wants_labels(labels_every, sweep, sweep == int(n_iter) - 1),
                         seconds=time.perf_counter() - tic, alpha=prior.alpha,
-                        discriminative=disc, matched=matched)
+                        discriminative=disc, matched=matched, features=source)
 
 
 def _labels(engine, data, res, maps) -> DistData:
@@ -331,7 +355,7 @@ def ddpm_driver(loss: str):
     def driver(engine, data, family, prior, config, state=None):
         yield from run_ddpm_partitioned(engine, data, family, prior, loss=loss, w=getattr(config, "w", 1.0),
                                         warmup=getattr(config, "warmup", WARMUP), n_iter=config.n_iter,
-                                        random_state=config.seed,
+                                        random_state=config.seed, init_labels=config.init_labels,
                                         labels_every=getattr(config, "labels_at", False))
     driver.__name__ = f"run_ddpm_{loss}"
     return driver
@@ -399,12 +423,14 @@ def _assemble(trans, maps, K):
 def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: str | None = None,
                          w: float = 1.0, n_iter: int, warmup: int = WARMUP, random_state=None,
                          n_partitions: int = 1, max_dim: int = MAX_DIM, Phi=None, merge: bool = True,
-                         labels_every=False) -> Iterator[dict]:
+                         labels_every=False, init_labels=None) -> Iterator[dict]:
     """iHMM / DIH-S / DIH-L with z sampled per partition of whole sequences (module docstring:
     the partitions see the other partitions' transition counts n_jk and emission statistics
     frozen at the sweep start; the driver sums the changes, reconciles new states, then draws
     m ~ CRT, β, α, γ as :func:`~bnpdist.inference.ihmm.run_ihmm`, whose chain one partition
-    reproduces bit for bit).  The merge gain uses the DP(γ) urn over states.  Yields the dicts
+    reproduces bit for bit).  ``init_labels``: the chain's start (n integers ≥ 0 over the
+    concatenated sequences; default the sequential urn pass).  The merge gain uses the DP(γ) urn
+    over states.  Yields the dicts
     of ``run_ihmm`` (``labels`` and ``transition`` only where ``labels_every`` asks, as for
     :func:`run_ddpm_partitioned`, and at the end) plus ``matched`` and ``label_parts`` (the
     sweep's labels left on the partitions, a function of no arguments).
@@ -424,12 +450,17 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
     P, dim = data.n_partitions, Phi.shape[1]
     eta_step = HyperplaneStep(engine, data, Phi, code, w, seed)
     lens = engine.per_partition(data, lens)
-    res, stats, counts, outs = _initial(engine, data, _hmm_init_task, seed, family, DP(prior.gamma), lens)
-    K = len(counts)
-    N, N0 = np.zeros((K, K), np.int64), np.zeros(K, np.int64)
-    for _, c, (Np, N0p) in outs:
-        N[:len(c), :len(c)] += Np
-        N0[:len(c)] += N0p
+    if init_labels is None:
+        res, stats, counts, outs = _initial(engine, data, _hmm_init_task, seed, family, DP(prior.gamma), lens)
+        K = len(counts)
+        N, N0 = np.zeros((K, K), np.int64), np.zeros(K, np.int64)
+        for _, c, (Np, N0p) in outs:
+            N[:len(c), :len(c)] += Np
+            N0[:len(c)] += N0p
+    else:
+        res, stats, counts, z0 = _given(engine, data, family, init_labels)
+        K = len(counts)
+        N, N0 = _transition_counts(z0, lengths, K)
     R, maps = np.zeros((K, dim + 1)), [None] * P
     index = engine.per_partition(data, range(P))
     beta = rng.dirichlet(np.append(np.ones(len(counts)), prior.gamma))

@@ -47,7 +47,8 @@ def gibbs_driver(engine, data, family, prior, config, state=None):
     """Collapsed Gibbs (systematic scan), one Snapshot per sweep."""
     _no_state("gibbs", state)
     yield from _on_partitions(run_gibbs(_one_block(engine, data), family, prior, n_iter=config.n_iter,
-                                        random_state=config.seed, hyper=_hyper(config)), engine, data, config)
+                                        random_state=config.seed, hyper=_hyper(config),
+                                        init_labels=config.init_labels), engine, data, config)
 
 
 def anneal_driver(engine, data, family, prior, config, state=None):
@@ -65,4 +66,4 @@ def subcluster_driver(engine, data, family, prior, config, state=None):
     _no_state("subcluster", state)
     yield from run_subcluster(engine, data, family, prior, n_iter=config.n_iter,
                               random_state=config.seed, warmup=config.n_iter // 2,
-                              labels_every=config.labels_at)
+                              labels_every=config.labels_at, init_labels=config.init_labels)

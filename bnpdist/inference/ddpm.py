@@ -165,6 +165,7 @@ class HyperplaneStep:
         """``phi``: a :class:`~.features.Projection` applied per partition, or the (n, p) features."""
         self.engine, self.loss, self.w, self.seed = engine, loss, float(w), seed
         self.offsets = data.offsets
+        self.phi_dim = phi.shape[1] if isinstance(phi, np.ndarray) else phi.n_features
         parts = ([phi[a:b] for a, b in zip(self.offsets[:-1], self.offsets[1:])]
                  if isinstance(phi, np.ndarray) else list(engine.map(_project, data, phi, key="ddpm-phi")))
         self.phi = engine.per_partition(data, parts)
@@ -175,13 +176,28 @@ class HyperplaneStep:
         return self.draw(rng, self.engine.per_partition(self.phi, parts),
                          live_index(live, int(labels.max()) + 1), H, pass_id)
 
-    def draw(self, rng, labels, index: np.ndarray, H: np.ndarray, pass_id: int) -> np.ndarray:
+    def draw(self, rng, labels, index: np.ndarray, H: np.ndarray, pass_id: int, with_mean: bool = False):
         """η of the live slots; ``labels``: the slot labels partitioned like the data (a DistData,
-        e.g. futures of partition tasks: they stay on the workers), ``index`` from :func:`live_index`."""
+        e.g. futures of partition tasks: they stay on the workers), ``index`` from :func:`live_index`;
+        ``with_mean``: also their conditional means given the augmentation (:func:`draw_hyperplanes`)."""
         terms = self.engine.reduce(self.engine.map(_eta_terms, self.phi, labels, index, H, self.loss,
                                                    seed=self.seed, pass_id=pass_id, key="ddpm-eta"),
                                    _add_terms)
-        return draw_hyperplanes(rng, *terms, self.w)
+        return draw_hyperplanes(rng, *terms, self.w, with_mean=with_mean)
+
+    def posterior_mean(self, labels, K: int, draws: int = 20, burn: int = 5, first_pass: int = 0) -> np.ndarray:
+        """E[η_k | z] for clusters 0..K−1 of ``labels`` (a DistData partitioned like the data),
+        Rao–Blackwellised: the mean of the conditional means E[η_k | z, augmentation] over
+        ``draws`` sweeps of the augmentation-then-η chain with z fixed, after ``burn`` sweeps
+        from η = 0.  Augmentation streams: passes ``first_pass``, ``first_pass`` + 1, …"""
+        rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(int(first_pass), 2)))
+        dim = self.phi_dim
+        H, acc, index = np.zeros((K, dim)), np.zeros((K, dim)), np.arange(K)
+        for t in range(int(burn) + int(draws)):
+            H, M = self.draw(rng, labels, index, H, first_pass + t, with_mean=True)
+            if t >= burn:
+                acc += M
+        return acc / max(int(draws), 1)
 
 
 def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, warmup: int = WARMUP,

@@ -64,12 +64,15 @@ def hyperplane_terms(Phi: np.ndarray, A: np.ndarray, B: np.ndarray):
     return prec, B.T @ Phi
 
 
-def draw_hyperplanes(rng: np.random.Generator, prec: np.ndarray, lin: np.ndarray, w: float) -> np.ndarray:
-    """η_k ~ N(Σ lin_k, Σ), Σ⁻¹ = I/w + prec_k, for every k; returns H (K, p)."""
+def draw_hyperplanes(rng: np.random.Generator, prec: np.ndarray, lin: np.ndarray, w: float,
+                     with_mean: bool = False):
+    """η_k ~ N(Σ lin_k, Σ), Σ⁻¹ = I/w + prec_k, for every k; returns H (K, p), and with
+    ``with_mean`` also the conditional means M (K, p) = Σ lin_k (the same Cholesky factors)."""
     K, p = lin.shape
-    H = np.empty((K, p))
+    H, M = np.empty((K, p)), np.empty((K, p))
     eps = rng.standard_normal((K, p))
     for k in range(K):
         L = np.linalg.cholesky(prec[k] + np.eye(p) / w)
-        H[k] = cho_solve((L, True), lin[k]) + solve_triangular(L.T, eps[k], lower=False)
-    return H
+        M[k] = cho_solve((L, True), lin[k])
+        H[k] = M[k] + solve_triangular(L.T, eps[k], lower=False)
+    return (H, M) if with_mean else H
