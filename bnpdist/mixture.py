@@ -17,6 +17,7 @@ from typing import Iterator
 import numpy as np
 from sklearn.base import ClusterMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .clusters import ClusterSummaries
@@ -565,8 +566,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             return self.decision_function(X).argmax(axis=1)
         return self._score_input(X)[0]
 
+    @available_if(lambda self: self.algorithm in DISCRIMINATIVE)
     def decision_function(self, X) -> np.ndarray:
-        """Discriminative samplers: (n, K) scores η_kᵀφ(x) of the fitted ``hyperplanes_``, where
+        """Discriminative samplers only: (n, K) scores η_kᵀφ(x) of the fitted ``hyperplanes_``, where
         φ = ``discriminative_features_`` (at most 20 whitened principal components of x, or of a
         document's word frequencies, plus an intercept; :mod:`bnpdist.inference.features`)."""
         check_is_fitted(self, "hyperplanes_")
