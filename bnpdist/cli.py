@@ -196,7 +196,7 @@ def model_options(f):
         click.option("--w", "w", type=float, cls=LibraryDefault,
                      help="ddpm-*: prior variance of the cluster hyperplanes η_k ~ N(0, w·I)."),
         click.option("--n-iter", type=int, cls=LibraryDefault,
-                     help="ep: passes in all (the ADF pass included)."),
+                     help="ep: passes in all (the ADF pass included); samplers: sweeps."),
         click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01)",
                      help="New-cluster threshold ε ≥ σ."),
         click.option("--merge-threshold", type=float, cls=LibraryDefault,

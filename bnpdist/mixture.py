@@ -57,6 +57,21 @@ DP_ONLY = {"ddpm-svm", "ddpm-lr"}
 STARTS_FROM_LABELS = {"gibbs", "subcluster", "ddpm-svm", "ddpm-lr"}
 #: discriminative samplers → their loss (hyperplanes, :meth:`BNPMixture.decision_function`)
 DISCRIMINATIVE = {"ddpm-svm": "svm", "ddpm-lr": "lr"}
+#: ``n_iter=None``: the algorithm's own default, EP passes (the ADF pass included) or sampler
+#: sweeps (enough for the samplers' point estimate to settle on the quality league's sets,
+#: docs/SAMPLERS.md); ADF makes one pass whatever ``n_iter``
+DEFAULT_N_ITER = {"adf": 1, "ep": 20, **{a: 100 for a in ALGORITHMS if a in SAMPLERS}}
+
+
+def resolve_n_iter(algorithm: str, n_iter) -> int:
+    """Passes (EP) or sweeps (samplers) a fit makes: ``n_iter``, or the algorithm's default."""
+    if n_iter is not None:
+        return int(n_iter)
+    if algorithm not in DEFAULT_N_ITER:
+        raise ValueError(f"unknown algorithm {algorithm!r}; valid: {sorted(ALGORITHMS)}")
+    return DEFAULT_N_ITER[algorithm]
+
+
 #: saved-model format read and written by this version
 FORMAT_VERSION = 1
 
@@ -161,7 +176,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         documents (words that repeat within a document)
     algorithm : name in :data:`ALGORITHMS` ("adf": one streaming pass; "ep": an ADF pass then
         EP passes)
-    n_iter : passes in all for "ep" (the ADF pass included); unused by "adf"
+    n_iter : passes in all for "ep" (the ADF pass included), sweeps for the samplers; None: the
+        algorithm's default (:data:`DEFAULT_N_ITER`: 20 EP passes, 100 sweeps); unused by "adf"
     epsilon : new-cluster threshold ε ≥ σ; None → max(σ, 0.01)
     merge_threshold : log marginal-likelihood gain (nats) above which clusters merge (merge
         stage and seed 000 merge step); None disables the merge step (partitions' new clusters
@@ -242,7 +258,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         tried with its held-out score, the default's score, subsample size and seconds
     """
 
-    def __init__(self, prior=None, obs=None, algorithm="ep", n_iter=20, epsilon=None,
+    def __init__(self, prior=None, obs=None, algorithm="ep", n_iter=None, epsilon=None,
                  merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
                  random_state=0, sample_hyperparameters=False, w=1.0, burn_in=None, thin=1,
                  point_estimate="vi", hyperparameters="auto", warm_start=False, client=None,
@@ -277,7 +293,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     def _config(self, prior, seed: int) -> FitConfig:
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
-        if int(self.n_iter) < 1:
+        n_iter = resolve_n_iter(self.algorithm, self.n_iter)
+        if n_iter < 1:
             raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
         if not float(self.tol) >= 0:
             raise ValueError(f"tol must be >= 0, got {self.tol}")
@@ -288,9 +305,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             raise ValueError(f"sample_hyperparameters must be True or False, got {self.sample_hyperparameters!r}")
         if self.hyperparameters not in ("auto", "fixed"):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
-        burn_in = resolve_burn_in(int(self.n_iter), self.burn_in, self.thin, self.point_estimate)
+        burn_in = resolve_burn_in(n_iter, self.burn_in, self.thin, self.point_estimate)
         thr = None if self.merge_threshold is None else float(self.merge_threshold)
-        return FitConfig(int(self.n_iter), eps, thr, float(self.tol),
+        return FitConfig(n_iter, eps, thr, float(self.tol),
                          None if self.batch_size is None else int(self.batch_size), seed,
                          bool(self.sample_hyperparameters), float(self.w), burn_in, int(self.thin))
 

@@ -77,7 +77,8 @@ def test_help_documents_every_flag(command):
     for flag in ("--scheduler", "--local", "--tls-ca", "--config"):
         assert flag in res.output
     if command in ("fit", "stream", "recluster"):
-        assert "[default: 20]" in res.output and "--sigma" in res.output
+        text = " ".join(res.output.split())
+        assert "samplers: sweeps. [default: ep: 20; gibbs, anneal, subcluster" in text and "--sigma" in text
 
 
 def _bad_cases(d: Path) -> dict[str, Path]:

@@ -8,9 +8,10 @@ the N × S labels:
 1. every partition returns its BᵀB (stacked one-hot labels of its rows, rows with equal label
    histories counted once), the driver sums them: every pairwise contingency table, hence the
    (S, S) VI matrix and the *draws* estimate;
-2. local search: the driver merges clusters from the tables of ĉ against the samples alone; then
-   the partitions, one after another, move single rows (each task takes the tables from the one
-   before and hands them on); repeated until no merge and no move lowers the expected VI;
+2. local search: the partitions, one after another, move single rows (each task takes the
+   tables of ĉ against every sample from the one before and hands them on); then the driver
+   merges clusters from those tables alone; repeated until no move and no merge lowers the
+   expected VI;
 3. the estimate's labels stay on the partitions, for the caller to gather or to reduce.
 """
 from __future__ import annotations
@@ -24,9 +25,9 @@ from ..inference import point_estimate as pe
 from ..kernels.point_estimate import relocate_rows
 from .protocol import DistData
 
-#: METHODS: "vi" = draws then local search, "vi-draws" = the draws estimate alone
+#: "vi" = draws then local search, "vi-draws" = the draws estimate alone
 METHODS = ("vi", "vi-draws")
-#: rounds of (merges, row moves) at most
+#: rounds of (row moves, merges) at most
 MAX_ROUNDS = 20
 
 

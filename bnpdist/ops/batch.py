@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import CorpusError, load, scan, write_vocab
+from ..mixture import resolve_n_iter
 from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
 from .atomic import file_digest, new_dir, write_json
 from .manifest import NAME as MANIFEST, Entry, Manifest
@@ -50,7 +51,7 @@ def expected_steps(est) -> int | None:
     (samplers); one round for ADF without ``batch_size`` (None: not known in advance)."""
     if est.algorithm == "adf":
         return 1 if est.batch_size is None else None
-    return int(est.n_iter)
+    return resolve_n_iter(est.algorithm, est.n_iter)
 
 
 def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_partitions=None,

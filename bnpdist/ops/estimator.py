@@ -11,9 +11,17 @@ ESTIMATOR_PARAMS = {"algorithm": "algorithm", "n_iter": "n_iter", "epsilon": "ep
 
 
 def library_default(field: str):
-    """BNPMixture's default for the ModelSpec ``field`` (read from its signature)."""
-    from ..mixture import BNPMixture
-    return inspect.signature(BNPMixture).parameters[ESTIMATOR_PARAMS[field]].default
+    """BNPMixture's default for the ModelSpec ``field`` (read from its signature); ``n_iter``
+    None in words, the algorithms' own counts (``bnpdist.mixture.DEFAULT_N_ITER``)."""
+    from ..mixture import DEFAULT_N_ITER, BNPMixture
+    value = inspect.signature(BNPMixture).parameters[ESTIMATOR_PARAMS[field]].default
+    if field == "n_iter" and value is None:
+        by_count: dict[int, list[str]] = {}
+        for algorithm, count in DEFAULT_N_ITER.items():
+            if algorithm != "adf":                       # one pass whatever n_iter
+                by_count.setdefault(count, []).append(algorithm)
+        return "; ".join(f"{', '.join(names)}: {count}" for count, names in by_count.items())
+    return value
 
 
 @dataclass(frozen=True)
