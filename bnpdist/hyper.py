@@ -28,11 +28,13 @@ Search, by coordinates in turn (observation prior first, then a, then σ):
    coordinate a geometric grid x0·4^k, k = −1..1, around the data-driven default (the
    families' ``resolve`` rules), extended by ×4 while the best point is on its edge (at most
    :data:`MAX_EXTEND` times), then the midpoints ×2^±1 of the best point; bag-of-words with
-   ``obs=None`` first try the base measure (:data:`BASES`) and the documents' burstiness
-   (:data:`S_VALUES`: the multinomial or :class:`~bnpdist.obs.Polya` at concentration s; every
-   candidate's score bounds the likelihood of the raw counts, so they compare), before β;
-2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others, then tries
-   the burstiness values again at the final β.
+   ``obs=None`` (the corpus base, β = 4 L) first try the base measure (:data:`BASES`; the
+   uniform base's β starts at L), then β, then the documents' burstiness (:data:`S_VALUES`: the
+   multinomial or :class:`~bnpdist.obs.Polya` at concentration s; every candidate's score bounds
+   the likelihood of the raw counts, so they compare) jointly with β on the grid β·4^k, k = 0..2,
+   since table counts shift β's scale; there β stays within ×1..×4 of its start and the mass a
+   at or below 16 (:data:`TEXT_RANGES`);
+2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others.
 
 A Gaussian's covariance structure (:data:`~bnpdist.obs.gaussian.COVARIANCES`, when
 ``covariance`` and Λ0 are unset and d ≤ :data:`~bnpdist.obs.gaussian.FULL_MAX_D`) is an outer
@@ -63,6 +65,7 @@ from .distributed.variational import VariationalRun
 from .inference.adf import check_epsilon
 from .obs import Bernoulli, Gaussian, Multinomial, Polya
 from .obs.gaussian import COV_FRACTION, COVARIANCES, FULL_MAX_D, MAX_COV_FRACTION, MIN_COV_FRACTION
+from .obs.multinomial import CORPUS_DOCS
 from .priors import DP, NGGP
 
 #: subsample size m = clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE) for n rows.  A candidate's
@@ -79,9 +82,20 @@ STEP, WIDTH, MAX_EXTEND = 2, 1, 3
 SIGMAS = (0.0, 0.25, 0.5, 0.75)
 TAU = 1.0
 #: bag-of-words, ``obs=None``: the documents' Pólya concentrations s tried (None: the multinomial,
-#: s = ∞; a user's ``Polya(s=None)`` tries the finite ones) and the base measures
+#: s = ∞; a user's ``Polya(s=None)`` tries the finite ones), each with β·4^k for k in BURST_BETA
 S_VALUES = (None, 300.0, 60.0, 12.0, 3.0)
+BURST_BETA = (0, 1, 2)
+#: bag-of-words, ``obs=None``: the base measures tried; on the uniform base β is the grid's
+#: value / CORPUS_DOCS (it starts at one average document, the corpus base at CORPUS_DOCS)
 BASES = ("corpus", "uniform")
+#: bag-of-words with the family free: grid positions allowed (log2 steps from the start; None:
+#: unbounded).  β stays within ×1..×4 of its start: below it the held-out score follows one
+#: document's rare words to clusters of one (news: β = L gives K = 990 of 2,000, median size 1),
+#: above it the score of short documents keeps rising towards one cluster (tweets of 6 tokens:
+#: β → 2,000 L, K = 1–6, NMI 0.01); the mass a at or below 16 (the score keeps rising with a as
+#: f_0, the corpus background, gets more weight, while ADF opens a cluster for nearly every
+#: document: K = 2,396 of 3,000 tweets at a = 256)
+TEXT_RANGES = {"obs.beta": (0, 2), "prior.a": (None, 4)}
 #: a candidate ties with the best when the best's mean paired gain over the held-out rows is at
 #: most SE_RULE standard errors (+ TOL·|best|); ties are won by the candidate nearest the defaults
 #: (the one-standard-error rule: flat or noisy directions are not followed)
@@ -104,13 +118,13 @@ def free_coordinates(obs_user, family, prior_user) -> dict:
         return obs_user is None or getattr(obs_user, attr) is None
     free = {}
     if isinstance(family, Multinomial):
-        if obs_user is None and family.base is not None:
-            # the family is free and starts from the corpus base: base measure, then multinomial or Pólya
-            free["obs.base"], free["obs.s"] = BASES, S_VALUES
-        elif isinstance(obs_user, Polya) and obs_user.s is None:
-            free["obs.s"] = S_VALUES[1:]
-        if unset("beta"):
-            free["obs.beta"] = family.beta
+        if obs_user is None and family.base is not None:   # the family is free (corpus base)
+            free["obs.base"], free["obs.beta"], free["obs.s"] = BASES, family.beta, S_VALUES
+        else:
+            if unset("beta"):
+                free["obs.beta"] = family.beta
+            if isinstance(obs_user, Polya) and obs_user.s is None:
+                free["obs.s"] = S_VALUES[1:]
     elif isinstance(family, Gaussian):
         if unset("covariance") and unset("Lambda0") and family.n_features <= FULL_MAX_D:
             free["obs.covariance"] = tuple(sorted(COVARIANCES, key=lambda c: c != family.covariance))
@@ -148,14 +162,11 @@ def build(family, prior, values: dict, template=None, summary=None):
 def _documents(family: Multinomial, obs: dict) -> Multinomial:
     """The bag-of-words family for the values ``obs`` (beta, base, s) of the searched coordinates.
 
-    ``family`` is the resolved default, whose base is the corpus frequencies when the base is
-    searched; Pólya candidates always take their table counts at those frequencies."""
+    ``family`` is the resolved default; Pólya candidates take their table counts at its base."""
     beta = obs.get("beta", family.beta)
     s = obs.get("s", getattr(family, "s", None))
-    if s is not None:
-        return Polya(beta, s, family.base, family.V)
     base = None if obs.get("base") == "uniform" else family.base
-    return Multinomial(beta, base, family.V)
+    return Multinomial(beta, base, family.V) if s is None else Polya(beta, s, base, family.V)
 
 
 def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
@@ -252,19 +263,27 @@ class _Search:
         self.rows: dict = {}         # _key(grid position) -> held-out log predictive per row
         self.scores: dict = {}       # _key(grid position) -> log joint, or the rows' mean
         self.tried: list = []        # (values, score) in evaluation order
+        self.ranges = TEXT_RANGES if "obs.s" in start else {}
 
     def values(self, pos: dict) -> dict:
         """Grid positions → values: start·2^j for log coordinates, the j-th choice for discrete
         ones (σ, the base measure, the burstiness s, the covariance structure)."""
-        return {k: (self.start[k][j] if isinstance(self.start[k], tuple) else self.start[k] * 2.0 ** j)
-                for k, j in pos.items()}
+        out = {k: (self.start[k][j] if isinstance(self.start[k], tuple) else self.start[k] * 2.0 ** j)
+               for k, j in pos.items()}
+        if out.get("obs.base") == "uniform" and "obs.beta" in out:
+            out["obs.beta"] /= CORPUS_DOCS   # the uniform base's β starts at one document
+        return out
 
     def allowed(self, name: str, j: int) -> bool:
         """Whether grid position j of a log coordinate is searched (the within-cluster fraction
-        stays in [MIN_COV_FRACTION, MAX_COV_FRACTION])."""
+        stays in [MIN_COV_FRACTION, MAX_COV_FRACTION]; bag-of-words in :data:`TEXT_RANGES`)."""
+        lo, hi = self.ranges.get(name, (None, None))
+        if (lo is not None and j < lo) or (hi is not None and j > hi):
+            return False
         return name != "obs.cov_fraction" or MIN_COV_FRACTION <= self.start[name] * 2.0 ** j <= MAX_COV_FRACTION
 
     def best(self, candidates: list) -> dict:
+        candidates = [c for c in candidates if all(self.allowed(k, j) for k, j in c.items())]
         todo = {_key(c): c for c in candidates if _key(c) not in self.scores}.values()
         futures = [self.engine.map(self.fn, self.data, self.family, self.prior, self.values(c), self.opts,
                                    key="hyper-candidate")[0] for c in todo]
@@ -313,9 +332,13 @@ class _Search:
         return pos
 
     def choice(self, pos: dict, name: str) -> dict:
-        """Every value of a discrete coordinate (σ only up to ε)."""
+        """Every value of a discrete coordinate (σ only up to ε; s jointly with β, when free, on
+        β·4^k for k in :data:`BURST_BETA`)."""
         ok = [j for j, v in enumerate(self.start[name])
               if not (name == "prior.sigma" and self.epsilon is not None and v > self.epsilon)]
+        if name == "obs.s" and "obs.beta" in pos:
+            return self.best([{**pos, name: j, "obs.beta": pos["obs.beta"] + STEP * k}
+                              for j in ok for k in BURST_BETA])
         return self.best([{**pos, name: j} for j in ok])
 
 
@@ -327,8 +350,6 @@ def _coordinates(s: _Search, pos: dict, names: list) -> dict:
         pos = s.line(pos, name) if name in logs else s.choice(pos, name)
     for name in logs:
         pos = s.climb(pos, name)
-    if "obs.s" in names:
-        pos = s.choice(pos, "obs.s")
     return pos
 
 

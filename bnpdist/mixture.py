@@ -170,7 +170,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     Parameters
     ----------
     prior : DP | NGGP, default DP(1.0)
-    obs : Multinomial | Polya | Gaussian | Bernoulli, default Multinomial() for sparse / CSR
+    obs : Multinomial | Polya | Gaussian | Bernoulli, default Multinomial(base="corpus") for sparse / CSR
         input and Gaussian() for dense input; data-driven defaults are filled from the data (for
         ``partial_fit``: from the first batch).  :class:`~bnpdist.obs.Polya` models bursty
         documents (words that repeat within a document)
@@ -322,7 +322,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     def _resolve(self, engine, data):
         """The prior and the observation family with its data-driven defaults filled in."""
         prior = self._given_prior()
-        obs = self.obs if self.obs is not None else (Multinomial() if data.kind == "csr" else Gaussian())
+        obs = self.obs if self.obs is not None else (Multinomial(base="corpus") if data.kind == "csr" else Gaussian())
         if obs.block_kind != data.kind:
             raise ValueError(f"{type(obs).__name__} needs {obs.block_kind} input, got {data.kind} data")
         n, s, ss, tokens = engine.reduce(engine.map(_moments, data, key="moments"), _add_moments)

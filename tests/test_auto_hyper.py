@@ -29,7 +29,7 @@ def bars_recovered(est, topics, tv=0.2) -> int:
 def test_bars_with_beta_unset(alg):
     X, _, topics = make_bars(200, n_tokens=50, seed=0)
     est = BNPMixture(prior=NGGP(1.0, 0.5, 1.0), algorithm=alg, n_iter=5, random_state=0).fit(X)
-    assert est.hyper_search_["free"] == ["obs.beta"] and est.prior_ == NGGP(1.0, 0.5, 1.0)
+    assert est.hyper_search_["free"] == ["obs.base", "obs.beta", "obs.s"] and est.prior_ == NGGP(1.0, 0.5, 1.0)
     assert est.obs_.beta == est.hyper_search_["chosen"]["obs.beta"]
     assert bars_recovered(est, topics) >= 14
 
@@ -57,12 +57,12 @@ def test_gaussian_blobs_at_scale_1e3():
 def test_user_values_kept_fixed_skips_and_record_saved(tmp_path):
     X, _, _ = make_bars(120, n_tokens=20, seed=1)
     fixed = BNPMixture(hyperparameters="fixed", random_state=0).fit(X)
-    assert fixed.hyper_search_ is None and fixed.obs_.beta == pytest.approx(6.4)
+    assert fixed.hyper_search_ is None and fixed.obs_.beta == pytest.approx(4 * 20.0)   # 4 L, corpus base
     given = BNPMixture(prior=DP(2.0), obs=Multinomial(beta=3.0), random_state=0).fit(X)
     assert given.hyper_search_["free"] == [] and given.obs_.beta == 3.0 and given.prior_ == DP(2.0)
     est = BNPMixture(random_state=0).fit(X)
     rec = est.hyper_search_
-    assert rec["free"] == ["obs.beta", "prior.a", "prior.sigma"]
+    assert rec["free"] == ["obs.base", "obs.beta", "obs.s", "prior.a", "prior.sigma"]
     assert rec["chosen"] in [c["values"] for c in rec["candidates"]]
     assert rec["score"] >= rec["default_score"]
     est.save(tmp_path / "m")
@@ -104,7 +104,7 @@ def test_partial_fit_searches_on_first_batch():
     X, _, _ = make_bars(240, n_tokens=20, seed=2)
     est = BNPMixture(random_state=0).partial_fit(X.rows(0, 120))
     rec = est.hyper_search_
-    assert rec["free"] == ["obs.beta", "prior.a", "prior.sigma"]
+    assert rec["free"] == ["obs.base", "obs.beta", "obs.s", "prior.a", "prior.sigma"]
     assert est.obs_.beta == rec["chosen"]["obs.beta"]
     est.partial_fit(X.rows(120, 240))
     assert est.hyper_search_ is rec and est.n_rows_seen_ == 240
@@ -115,7 +115,7 @@ def test_partial_fit_searches_on_first_batch():
 def test_discriminative_dpm_searches_dp_only(alg):
     X, _, _ = make_bars(120, n_tokens=20, seed=2)
     est = BNPMixture(algorithm=alg, n_iter=4, random_state=0).fit(X)
-    assert est.hyper_search_["free"] == ["obs.beta", "prior.a"] and type(est.prior_) is DP
+    assert est.hyper_search_["free"] == ["obs.base", "obs.beta", "obs.s", "prior.a"] and type(est.prior_) is DP
 
 
 def _sequences(scale=1e3, T=120, seed=0):

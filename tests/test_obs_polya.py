@@ -101,7 +101,7 @@ def test_corpus_base_and_defaults(rng):
     summary = DataSummary(n, V, "csr", mean=C.sum(0) / C.sum(), mean_length=C.sum() / n)
     fam = Polya().resolve(summary)
     np.testing.assert_allclose(fam.base, C.sum(0) + 0.5)
-    assert fam.s == 100.0 and fam.beta == min(0.1 * V, C.sum() / n)
+    assert fam.s == 100.0 and fam.beta == 4.0 * C.sum() / n   # corpus base: CORPUS_DOCS documents
     assert Polya(s=7.0).resolve(summary).s == 7.0
     np.testing.assert_allclose(Multinomial(base="corpus").resolve(summary).base, C.sum(0) + 0.5)
     assert Multinomial(base="corpus").resolve(DataSummary(n, V, "csr")).base is None   # no frequencies: uniform

@@ -18,6 +18,7 @@ from bnpdist.cli import cli
 from bnpdist.data import write_vocab
 from bnpdist.data.synthetic import make_bars
 from bnpdist.mixture import BNPMixture
+from bnpdist.obs import Multinomial
 from bnpdist.ops import Entry, Manifest
 from bnpdist.ops.assignments import assign, write_assignments
 from bnpdist.ops.atomic import write_json
@@ -58,7 +59,7 @@ def test_settings_are_words_and_every_cluster_is_summarised(model):
     page = render(model)
     est = BNPMixture.load(model)
     text = _text(page)
-    assert "DP: α = 1" in text and "Multinomial: V = 64, β = " in text
+    assert "DP: α = 1" in text and "Multinomial: V = 64, base from the data, β = " in text
     assert f"adf: {len(est.history_)} round" in text and re.search(r"hyperparameters\s+fixed", text)
     assert "{'" not in text and '{"' not in text                 # no dict reprs
     table = page.split("Clusters: every cluster, largest first")[1].split("</table>")[0]
@@ -71,7 +72,7 @@ def test_words_are_ranked_by_relevance_not_frequency(tmp_path):
     relevance (λ = 0.6) ranks each cluster's own bar first."""
     X, _, _ = make_bars(300, seed=1)
     S = sp.hstack([X.to_scipy(), sp.csr_matrix(np.full((300, 1), 8.0))], format="csr")
-    est = BNPMixture(algorithm="ep", n_iter=3, random_state=0, hyperparameters="fixed").fit(S)
+    est = BNPMixture(obs=Multinomial(), algorithm="ep", n_iter=3, random_state=0, hyperparameters="fixed").fit(S)
     est.save(tmp_path / "m")
     write_vocab(tmp_path / "m", [*VOCAB, "the"])
     table = render(tmp_path / "m").split("largest first")[1].split("</table>")[0]

@@ -15,8 +15,12 @@ from .base import DataSummary, ObsFamily, SuffStats
 #: (docs/HYPERPARAMETERS.md: a larger β over a large vocabulary merges clusters)
 BETA_PER_WORD = 0.1
 BETA_PER_TOKEN = 1.0
-#: base="corpus": b_v ∝ N_v + CORPUS_SMOOTHING, N_v the word's count in the data (add-½)
+#: base="corpus": b_v ∝ N_v + CORPUS_SMOOTHING, N_v the word's count in the data (add-½), and
+#: beta=None resolves to CORPUS_DOCS · mean document length: φ_k ~ Dir(β b) is centred on the
+#: corpus frequencies, and below a few documents' worth of pseudo-tokens one document's rare
+#: words define a cluster of their own (docs/HYPERPARAMETERS.md)
 CORPUS_SMOOTHING = 0.5
+CORPUS_DOCS = 4.0
 
 
 def corpus_base(summary: DataSummary) -> np.ndarray | None:
@@ -45,7 +49,8 @@ class Multinomial(ObsFamily):
     beta : float or None
         Concentration β > 0.  ``None`` (unset; searched by ``hyperparameters="auto"``) resolves
         to ``min(0.1 * V, L)`` with L the mean tokens per document when known (βb_v = 0.1 per
-        word under the uniform base, capped so the prior weighs at most one average document).
+        word under the uniform base, capped so the prior weighs at most one average document);
+        with ``base="corpus"`` to ``4 L`` (:data:`CORPUS_DOCS` documents).
     base : array-like (V,), "corpus" or None
         Base measure b (positive; used normalised to sum to 1).  ``None``: uniform, b_v = 1/V.
         ``"corpus"``: the data's word frequencies, b_v ∝ N_v + ½ (filled by :meth:`resolve`),
@@ -89,12 +94,14 @@ class Multinomial(ObsFamily):
         V = int(summary.n_features)
         if self.V is not None and self.V != V:
             raise ValueError(f"Multinomial has V={self.V} but the data have {V} columns")
+        base = corpus_base(summary) if isinstance(self.base, str) else self.base
         beta = self.beta
-        if beta is None:
+        if beta is None and isinstance(self.base, str) and summary.mean_length:
+            beta = CORPUS_DOCS * summary.mean_length
+        elif beta is None:
             beta = BETA_PER_WORD * V
             if summary.mean_length:
                 beta = min(beta, BETA_PER_TOKEN * summary.mean_length)
-        base = corpus_base(summary) if isinstance(self.base, str) else self.base
         return self.replace(beta=beta, base=base, V=V)
 
     def replace(self, **params) -> "Multinomial":
