@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from .data.blocks import CSRBlock, as_block, concat_rows
 from .data.sources import is_parquet_source
 from .distributed import engine_for
-from .distributed.discriminative import _transition_counts, run_ihmm_partitioned
+from .distributed.discriminative import run_ihmm_partitioned, transition_counts
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .hyper import search_hmm
 from .inputs import check_init_labels, check_input, family_counts
@@ -306,7 +306,7 @@ class BNPHMM(Estimator):
 
 def _plug_in_transitions(labels, lengths, K: int, alpha: float) -> np.ndarray:
     """(N_jk + α β̂_k) / Σ_k (N_jk + α β̂_k), β̂ = the states' frequencies in ``labels``."""
-    N, N0 = _transition_counts(labels, np.asarray(lengths), K)
+    N, N0 = transition_counts(labels, np.asarray(lengths), K)
     beta = np.bincount(labels, minlength=K) / len(labels)
     return transitions(np.vstack([N, N0[None, :]]), beta, alpha, np.arange(K), np.arange(K))
 

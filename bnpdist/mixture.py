@@ -30,7 +30,7 @@ from .distributed.variational import VariationalRun, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.adf import check_epsilon
-from .inference.ddpm import HyperplaneStep
+from .inference.ddpm import WARMUP, HyperplaneStep
 from .inference.features import Projection
 from .inference.labels import remap_labels
 from .inference.merge import VarState
@@ -92,6 +92,7 @@ class FitConfig:
     thin: int = 1
     snapshot_labels: bool = False
     init_labels: np.ndarray | None = None
+    warmup: int = WARMUP            # DDPM: plain DPM sweeps before the hyperplanes
 
     def kept(self, step: int) -> bool:
         """Samplers: sweep ``step`` is a kept sample (after the burn-in, every ``thin``-th)."""
@@ -307,9 +308,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
         burn_in = resolve_burn_in(n_iter, self.burn_in, self.thin, self.point_estimate)
         thr = None if self.merge_threshold is None else float(self.merge_threshold)
-        return FitConfig(n_iter, eps, thr, float(self.tol),
-                         None if self.batch_size is None else int(self.batch_size), seed,
-                         bool(self.sample_hyperparameters), float(self.w), burn_in, int(self.thin))
+        return FitConfig(n_iter=n_iter, epsilon=eps, merge_threshold=thr, tol=float(self.tol),
+                         batch_size=None if self.batch_size is None else int(self.batch_size), seed=seed,
+                         sample_hyperparameters=bool(self.sample_hyperparameters), w=float(self.w),
+                         burn_in=burn_in, thin=int(self.thin))
 
     def _engine(self, X):
         return engine_for(self.client, self.scheduler, X)
@@ -617,7 +619,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     def save(self, path, overwrite: bool = False) -> None:
         """Write ``path/`` = ``model.json`` + ``arrays.npz`` (no pickle) [+ ``vocab.txt``], atomically.
 
-        The model is written to a temporary sibling folder and renamed into place.  An existing
+        The model is written to a temporary sibling folder, flushed to disk and renamed into place
+        (:func:`bnpdist.persist.write_model`, as the jobs' model folders).  An existing
         saved model at ``path`` is replaced only with ``overwrite=True`` (and only once the new
         one is complete); anything else at ``path`` is never replaced.
         """

@@ -1,18 +1,19 @@
 """Saved-model folders: ``model.json`` + ``arrays.npz`` (no pickle), written atomically.
 
-A folder is written to a temporary sibling and renamed into place; an existing saved model is
+A folder is written to a temporary sibling, flushed to disk and renamed into place
+(:func:`bnpdist.data.atomic.new_dir`, as the jobs' folders); an existing saved model is
 replaced only with ``overwrite=True`` (once the new one is complete), and a folder that is not
 a saved model is never replaced.  Reading refuses other formats and unknown format versions.
 """
 from __future__ import annotations
 
 import json
-import shutil
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+from .data.atomic import new_dir
 
 
 def write_model(path, meta: dict, arrays: dict, overwrite: bool = False,
@@ -24,20 +25,12 @@ def write_model(path, meta: dict, arrays: dict, overwrite: bool = False,
         raise FileExistsError(f"{path} exists and is not a saved bnpdist model; not replacing it")
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} holds a saved model; pass overwrite=True to replace it")
-    tmp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex}"
-    tmp.mkdir(parents=True)
-    try:
+    with new_dir(path, replace=overwrite) as tmp:
+        tmp.mkdir()
         np.savez(tmp / "arrays.npz", **arrays)
         (tmp / "model.json").write_text(json.dumps(meta, indent=1))
         if extra is not None:
             extra(tmp)
-        old = path.parent / f".{path.name}.old-{uuid.uuid4().hex}"
-        if path.exists():
-            path.rename(old)
-        tmp.rename(path)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def read_model(path, fmt: str, version: int) -> tuple[dict, dict]:

@@ -217,7 +217,7 @@ def _strict(text: str):
 
 
 def test_manifest_is_strict_json(tmp_path, monkeypatch):
-    from bnpdist.ops.atomic import write_json
+    from bnpdist.data.atomic import write_json
     assert Entry("/a", 1, "h", 3, float("nan")).heldout is None
     with pytest.raises(ValueError):
         write_json(tmp_path / "x.json", {"x": math.inf})

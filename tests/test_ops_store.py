@@ -12,7 +12,7 @@ from bnpdist.cli import cli
 from bnpdist.data import write_bow
 from bnpdist.data.synthetic import make_bars
 from bnpdist.ops import Entry, Manifest, ModelStore, StoreBusy, quarantine
-from bnpdist.ops.atomic import new_dir
+from bnpdist.data.atomic import new_dir
 from bnpdist.ops.inputs import list_inputs
 
 

@@ -21,7 +21,7 @@ from bnpdist.mixture import BNPMixture
 from bnpdist.obs import Multinomial
 from bnpdist.ops import Entry, Manifest
 from bnpdist.ops.assignments import assign, write_assignments
-from bnpdist.ops.atomic import write_json
+from bnpdist.data.atomic import write_json
 from bnpdist.ops.report import EVALUATION, render, write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -9,7 +9,6 @@ bag-of-words vocabulary is written the same way to ``vocab.txt`` beside the file
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -17,15 +16,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .atomic import tmp_beside
 from .blocks import CSRBlock, as_block
 from .schema import COUNTS, DOC_ID, FEATURES, ID, LABEL, SEQUENCE_ID, T, TOKENS
 
 DEFAULT_ROW_GROUP_SIZE = 10_000
-
-
-def _tmp_beside(path: str) -> str:
-    d, name = os.path.split(path)
-    return os.path.join(d, f".{name}.{uuid.uuid4().hex}.tmp")
 
 
 def _check_vocab(vocab: Sequence[str]) -> list[str]:
@@ -39,7 +34,7 @@ def write_vocab(directory, vocab: Sequence[str]) -> Path:
     """Write ``vocab.txt`` (one token per line) into ``directory`` atomically."""
     vocab = _check_vocab(vocab)
     path = os.path.join(os.fspath(directory), "vocab.txt")
-    tmp = _tmp_beside(path)
+    tmp = os.fspath(tmp_beside(path))
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("".join(f"{tok}\n" for tok in vocab))
     os.replace(tmp, path)
@@ -82,7 +77,7 @@ class RowGroupWriter:
         self.row_group_size = int(row_group_size)
         self.n_rows = 0
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self._tmp = _tmp_beside(self.path)
+        self._tmp = os.fspath(tmp_beside(self.path))
         self._writer: pq.ParquetWriter | None = None
         self._buffer: list[pa.Table] = []
         self._buffered = 0

@@ -27,7 +27,8 @@ from .protocol import DistData
 PARTITION_BYTES = 32 * 2**20
 
 
-def _identity(x):
+def identity(x):
+    """``x`` itself: a task that holds a value under a deterministic key."""
     return x
 
 
@@ -36,7 +37,7 @@ def _submit_parts(client: Client, parts: list, prefix: str) -> tuple[tuple[Futur
     keys = [f"{prefix}-{tokenize(p)}" for p in parts]
     with warnings.catch_warnings():  # the data travels in the task on purpose (lineage)
         warnings.filterwarnings("ignore", message="Sending large graph")
-        futures = tuple(client.submit(_identity, p, key=k) for p, k in zip(parts, keys))
+        futures = tuple(client.submit(identity, p, key=k) for p, k in zip(parts, keys))
     return futures, tokenize(keys)
 
 

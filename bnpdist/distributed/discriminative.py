@@ -349,14 +349,14 @@ def _snapshot(engine, data, res, maps, family, prior, stats, counts, step, n, wi
 def ddpm_driver(loss: str):
     """``BNPMixture`` driver for ``ALGORITHMS["ddpm-svm"|"ddpm-lr"]``: :func:`run_ddpm_partitioned`
     on the estimator's partitions (one partition, e.g. ``n_partitions=1`` or a small in-memory
-    input: the exact sampler); reads ``config.w`` (default 1.0) and ``config.warmup`` (default 10)."""
+    input: the exact sampler) with ``config.w``, ``config.warmup`` and ``config.labels_at``."""
     loss_code(loss)
 
     def driver(engine, data, family, prior, config, state=None):
-        yield from run_ddpm_partitioned(engine, data, family, prior, loss=loss, w=getattr(config, "w", 1.0),
-                                        warmup=getattr(config, "warmup", WARMUP), n_iter=config.n_iter,
+        yield from run_ddpm_partitioned(engine, data, family, prior, loss=loss, w=config.w,
+                                        warmup=config.warmup, n_iter=config.n_iter,
                                         random_state=config.seed, init_labels=config.init_labels,
-                                        labels_every=getattr(config, "labels_at", False))
+                                        labels_every=config.labels_at)
     driver.__name__ = f"run_ddpm_{loss}"
     return driver
 
@@ -374,7 +374,7 @@ def sequence_partitions(engine, block, lengths, n_partitions: int) -> tuple[Dist
     return engine.partitions(block, bounds=bounds), [lengths[g] for g in groups]
 
 
-def _transition_counts(labels, lengths, K):
+def transition_counts(labels, lengths, K):
     """(N (K, K), N0 (K,)): state→state and start→state counts of the labels."""
     prev, _ = neighbours(lengths)
     has = prev >= 0
@@ -387,7 +387,7 @@ def _transition_counts(labels, lengths, K):
 def _hmm_init_task(block, seed, part, family, prior, glob, lengths):
     """:func:`_init_task` plus the partition's transition counts."""
     labels, (stats, counts) = _init_task(block, seed, part, family, prior, glob)
-    return labels, (stats, counts, _transition_counts(labels, lengths, len(counts)))
+    return labels, (stats, counts, transition_counts(labels, lengths, len(counts)))
 
 
 def _hmm_task(block, _seed, part, phi, labels, lengths, glob):
@@ -460,7 +460,7 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
     else:
         res, stats, counts, z0 = _given(engine, data, family, init_labels)
         K = len(counts)
-        N, N0 = _transition_counts(z0, lengths, K)
+        N, N0 = transition_counts(z0, lengths, K)
     R, maps = np.zeros((K, dim + 1)), [None] * P
     index = engine.per_partition(data, range(P))
     beta = rng.dirichlet(np.append(np.ones(len(counts)), prior.gamma))

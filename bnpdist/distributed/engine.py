@@ -27,7 +27,7 @@ from dask.base import tokenize
 from distributed import Client, Future, LocalCluster, Security
 from distributed.utils import format_dashboard_link
 
-from .dataset import _identity, labels_like, partition
+from .dataset import identity, labels_like, partition
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
 from ..seeds import partition_seed
@@ -193,7 +193,7 @@ class DaskEngine(Engine):
         """
         if isinstance(value, Future):
             return value
-        return self.client.submit(_identity, value, key=f"state-{tokenize(value)}")
+        return self.client.submit(identity, value, key=f"state-{tokenize(value)}")
 
     # --- map / reduce --------------------------------------------------------------------
     def map(self, fn: Callable, data: DistData, *args, seed: int | None = None,

@@ -28,7 +28,7 @@ import numpy as np
 from numba import types
 
 from .bind import entry, layout, memo, pointer, typeof
-from .gibbs import _probe_row, draw_index, get_row
+from .gibbs import probe_row, draw_index, get_row
 
 
 @numba.njit(nogil=True, cache=True)
@@ -154,8 +154,8 @@ def ddpm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, r
 def pointers(row_kernels, blk, hyper, state):
     """The family's ``(log_pred_row, add_row)`` as function pointers and their numba types."""
     blk_t, hyper_t, state_t = typeof((blk, hyper, state))
-    _probe_row.compile((blk_t,))
-    xa_t, xb_t = _probe_row.overloads[(blk_t,)].signature.return_type
+    probe_row.compile((blk_t,))
+    xa_t, xb_t = probe_row.overloads[(blk_t,)].signature.return_type
     ptrs, fn_types = [], []
     for fn, last in zip(row_kernels, (types.float64[::1], types.float64)):
         ptr, fn_t, _ = pointer(fn, (xa_t, xb_t, hyper_t, state_t, types.int64, last))

@@ -55,7 +55,8 @@ def _get_row(blk, i):
 
 
 @numba.njit(nogil=True, cache=True)
-def _probe_row(blk):
+def probe_row(blk):
+    """Row 0 of ``blk``: compiled only to read the row accessor's return types."""
     return get_row(blk, 0)
 
 
@@ -174,8 +175,8 @@ def kernel_block(block):
 def _compile(row_kernels, blk, hyper, state, rng):
     """The compiled entry point of :func:`gibbs_steps` and the row kernels' function pointers."""
     blk_t, hyper_t, state_t, rng_t = typeof((blk, hyper, state, rng))
-    _probe_row.compile((blk_t,))
-    xa_t, xb_t = _probe_row.overloads[(blk_t,)].signature.return_type
+    probe_row.compile((blk_t,))
+    xa_t, xb_t = probe_row.overloads[(blk_t,)].signature.return_type
     out_t, i64, f64, i64v = types.float64[::1], types.int64, types.float64, types.int64[::1]
     ptrs, fn_types = [], []
     for fn, last in zip(row_kernels, (out_t, f64)):

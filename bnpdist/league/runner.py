@@ -181,7 +181,7 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
 def write_results(records: list[Record], out, notes=(), header: str = "") -> tuple[Path, Path]:
     """Write ``league.json`` (every record) and ``league.md`` (:func:`~bnpdist.league.table.render`)
     under the folder ``out``, each atomically. Returns their paths."""
-    from ..ops.atomic import tmp_beside, write_json
+    from ..data.atomic import tmp_beside, write_json
     from .table import render
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,6 @@
 """Operations: batch fit/predict jobs, a versioned model store, exactly-once streaming,
 nightly reclustering and quarantine of bad inputs.
 
-- ``atomic``: temp-then-rename writes, content digests
 - ``manifest``: the consumed input files (path, size, sha256) stored with each model
 - ``store``: versioned model folders and the atomic ``latest`` switch
 - ``batch``: ``fit`` into a model folder, ``predict`` into an assignments table

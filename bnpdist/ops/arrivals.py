@@ -17,7 +17,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from .atomic import file_digest
+from ..data.atomic import file_digest
 from .manifest import Entry, Manifest
 
 #: a settled file without a Parquet footer is waited for this many settle intervals more

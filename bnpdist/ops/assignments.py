@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..data import read_ids
-from .atomic import tmp_beside
+from ..data.atomic import tmp_beside
 
 FILE = "assignments.parquet"
 

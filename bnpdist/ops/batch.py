@@ -15,7 +15,7 @@ import numpy as np
 from ..data import CorpusError, load, scan, write_vocab
 from ..mixture import resolve_n_iter
 from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
-from .atomic import file_digest, new_dir, write_json
+from ..data.atomic import file_digest, new_dir, write_json
 from .manifest import NAME as MANIFEST, Entry, Manifest
 from .target import check_target
 

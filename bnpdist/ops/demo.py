@@ -22,7 +22,7 @@ from ..data import load, write_bow
 from ..data.generate import generate
 from ..metrics import nmi
 from .report import EVALUATION
-from .atomic import write_json
+from ..data.atomic import write_json
 from .batch import fit_to_dir, open_source
 from .estimator import ModelSpec
 

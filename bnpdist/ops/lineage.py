@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .atomic import tmp_beside
+from ..data.atomic import tmp_beside
 
 CLUSTERS, LINEAGE, CHANGES = "clusters.parquet", "lineage.parquet", "changes.txt"
 #: share of an old cluster's common rows that makes it merge into a new cluster

@@ -38,7 +38,7 @@ from .assignments import FILE as ASSIGNMENTS, assign, row_files, row_ids, write_
 from .inputs import list_inputs, open_input
 from .lineage import first, match, read_ids, write as write_lineage
 from .manifest import Entry, Manifest
-from .stream import _check_fits, model_kind, model_width
+from .stream import check_fits, model_kind, model_width
 
 log = logging.getLogger("bnpdist.ops")
 
@@ -142,7 +142,7 @@ def recluster(store, engine, new_sources, make_estimator, *, ep_passes: int = 10
         width, kind = model_width(est) or vocab_size, model_kind(est)
         parts = [open_input(engine, v.path, width, kind) for v in fresh]   # validate first
         for v, (_, corpus) in zip(fresh, parts):
-            reason = _check_fits(est, corpus)
+            reason = check_fits(est, corpus)
             if reason:
                 raise CorpusError(reason, v.path)
         heldout = [None] * len(fresh)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .assignments import FILE as ASSIGNMENTS
-from .atomic import tmp_beside
+from ..data.atomic import tmp_beside
 from .manifest import Manifest
 
 #: the page's text column (px); figures are drawn at this width and shown at 100 % of it

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .atomic import fsync_dir, new_dir, tmp_beside, write_json
+from ..data.atomic import fsync_dir, new_dir, tmp_beside, write_json
 from .manifest import NAME as MANIFEST, Manifest
 
 LATEST = "latest"

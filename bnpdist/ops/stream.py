@@ -57,7 +57,7 @@ def model_kind(est) -> str | None:
     return getattr(getattr(est, "obs", None), "block_kind", None)
 
 
-def _check_fits(est, corpus) -> str | None:
+def check_fits(est, corpus) -> str | None:
     """Why ``corpus`` cannot be folded into ``est`` (None if it can)."""
     if est is None or not hasattr(est, "obs_"):
         return None
@@ -79,7 +79,7 @@ def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator
     try:
         kind = model_kind(est if est is not None else make_estimator())
         data, corpus = open_input(engine, v.path, model_width(est) or vocab_size, kind)
-        reason = _check_fits(est, corpus)
+        reason = check_fits(est, corpus)
     except CorpusError as e:
         sidecars = [e.file] if os.path.basename(e.file) in VOCAB_FILES else \
             [os.path.join(e.file, n) for n in VOCAB_FILES] if os.path.isdir(e.file) else []

@@ -1,4 +1,5 @@
-"""Crash-safe file operations: write to a temp sibling, fsync, rename into place.
+"""Crash-safe file operations: write to a temp sibling, fsync, rename into place (the model
+folders, the store, the jobs' outputs, the corpus writers).
 
 A rename within one directory is atomic on POSIX (``os.replace``): a reader sees the old
 content or the new one, never a mix, whatever instant the writer is killed.
@@ -25,6 +26,18 @@ def fsync_dir(path) -> None:
         os.close(fd)
 
 
+def fsync_tree(path) -> None:
+    """Flush every file below the folder ``path``, then the folders themselves, to disk."""
+    for root, dirs, files in os.walk(os.fspath(path)):
+        for name in files:
+            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_dir(root)
+
+
 def tmp_beside(path, tag: str = "tmp") -> Path:
     """A hidden, unique sibling name of ``path`` (input scans skip names starting with '.')."""
     path = Path(path)
@@ -48,7 +61,8 @@ def write_json(path, obj) -> None:
 @contextmanager
 def new_dir(final, *, replace: bool = False):
     """Yield a temp path beside ``final`` (not yet created: the body creates the folder, e.g.
-    by ``BNPMixture.save``); on success it becomes ``final`` in one rename.
+    by ``BNPMixture.save``); on success its files are flushed to disk and it becomes ``final``
+    in one rename.
 
     An existing ``final`` is refused unless ``replace``; then it is swapped out only after the
     new folder is complete (rename old aside, rename new in, delete old). On an exception
@@ -63,6 +77,7 @@ def new_dir(final, *, replace: bool = False):
         yield tmp
         tmp.mkdir(exist_ok=True)
         os.chmod(tmp, 0o755)
+        fsync_tree(tmp)
         old = None
         if final.exists():
             old = tmp_beside(final, "old")
