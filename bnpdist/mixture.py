@@ -485,7 +485,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     def partial_fit(self, X, y=None) -> "BNPMixture":
         """Streaming ADF over one more batch, continuing the current state; with
         ``algorithm="ep"`` followed by up to ``n_iter − 1`` EP passes over the batch's rows (the
-        earlier batches' statistics fixed), which refine the batch as a batch fit would.
+        earlier batches' statistics fixed), which refine the batch as a batch fit would.  A
+        corpus base measure (bag-of-words ``obs=None`` or ``base="corpus"``) gains each batch's
+        word counts.
 
         ``labels_`` then covers every row seen: the labels each earlier row got when its batch
         was folded in (renumbered through later merges, not rescored: ``predict`` rescores),
@@ -502,7 +504,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
             if fitted:
-                prior, family = self.prior_, self.obs_
+                prior, family = self.prior_, self._grow_corpus_base(engine, data)
                 state = VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
             else:   # the first batch: defaults resolved and "auto" searched on it
                 prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
@@ -526,6 +528,17 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             self.n_iter_ = 1 + passes
             self.converged_ = not refine or snap.info.get("change", 0.0) < config.tol
         return self
+
+    def _grow_corpus_base(self, engine, data):
+        """The fitted family for one more batch; a corpus base (``obs=None`` or ``base="corpus"``,
+        b_v = N_v + ½) gains this batch's word counts, so that after the last batch it is the base
+        a batch fit of every row seen resolves (the first batch alone misses later words)."""
+        family = self.obs_
+        corpus = self.obs is None or isinstance(getattr(self.obs, "base", None), str)
+        if not (corpus and isinstance(family, Multinomial) and family.base is not None):
+            return family
+        counts = engine.reduce(engine.map(_moments, data, key="moments"), _add_moments)[1]
+        return family.replace(base=family.base + counts)
 
     def _absorb(self, snap: Snapshot, family, prior) -> None:
         self.stats_, self.U_, self.ek_ = snap.stats, float(snap.U), np.asarray(snap.info["ek"])

@@ -151,3 +151,19 @@ def test_registry_holds_only_implemented_algorithms():
     params, copied = est.get_params(deep=False), copy.get_params(deep=False)
     assert copied.pop("obs").to_dict() == params.pop("obs").to_dict() and copied == params
     assert copy.prior is not est.prior and not hasattr(copy, "stats_")
+
+
+def test_partial_fit_grows_a_corpus_base_to_the_batch_fits():
+    """After the last batch a corpus base is N_v + ½ over every row seen, as a batch fit's; a
+    given base array and the uniform base stay as they are."""
+    X, _, _ = make_bars(200, n_tokens=20, seed=3)
+    batch = BNPMixture(obs=Multinomial(beta=5.0, base="corpus"), hyperparameters="fixed").fit(X)
+    est = BNPMixture(obs=Multinomial(beta=5.0, base="corpus"), hyperparameters="fixed")
+    for a in range(0, 200, 50):
+        est.partial_fit(X.rows(a, a + 50))
+    np.testing.assert_allclose(est.obs_.base, batch.obs_.base)
+    np.testing.assert_allclose(est.obs_.base, X.to_scipy().sum(0).A1 + 0.5)
+    given = np.arange(1.0, X.n_cols + 1)
+    for obs in (Multinomial(beta=5.0, base=given), Multinomial(beta=5.0)):
+        est = BNPMixture(obs=obs, hyperparameters="fixed").partial_fit(X.rows(0, 100)).partial_fit(X.rows(100, 200))
+        assert est.obs_.base is None if obs.base is None else np.array_equal(est.obs_.base, given)
