@@ -339,8 +339,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def _choose(self, engine, data, prior, family, summary, config: FitConfig):
         """``hyperparameters="auto"``: the unset hyperparameters by the search of
-        :mod:`bnpdist.hyper` (scored after this estimator's ADF/EP passes; EP for the samplers);
-        the config is rebuilt for the chosen prior (ε = max(σ, 0.01) when unset)."""
+        :mod:`bnpdist.hyper`; the config is rebuilt for the chosen prior (ε = max(σ, 0.01) when unset)."""
         self.hyper_search_ = None
         if self.hyperparameters == "fixed":
             return prior, family, config
@@ -349,8 +348,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             free.pop("prior.sigma", None)
         family, prior, self.hyper_search_ = search(
             engine, data, family, prior, free, epsilon=None if self.epsilon is None else float(self.epsilon),
-            merge_threshold=config.merge_threshold, seed=config.seed, template=self.obs, summary=summary,
-            passes=1 if self.algorithm == "adf" else config.n_iter, tol=config.tol)
+            merge_threshold=config.merge_threshold, seed=config.seed, template=self.obs, summary=summary)
         return prior, family, self._config(prior, config.seed)
 
     # --- fitting -------------------------------------------------------------------------
