@@ -17,8 +17,8 @@ ADF pass on 80% of the training documents, scored on the other 20%.  Then, for e
   mean of the per-sample scores (the average of plug-in scores, what the reduced run reported).
 
 Score = mean held-out log predictive per document (``BNPMixture.score``).  Every parameter that a
-default could move is pinned.  Work runs in units (ADF orders first, then chain c and EP order c
-alternately) and ``gold_results.json`` is rewritten after each, so a run stopped early still
+default could move is pinned.  Work runs in units, in rounds (a share of the ADF orders, Gibbs
+chain c, a share of the EP orders) and ``gold_results.json`` is rewritten after each, so a run stopped early still
 reports how far it went (``--resume`` continues it).  Writes ``gold_results.json`` and
 ``gold_passes.png`` (held-out score against passes, as the paper's Fig. 3)::
 
@@ -165,13 +165,18 @@ def plot(res: dict, path: Path) -> None:
 
 
 def units(args):
-    """The work in the order it runs: all ADF orders, then Gibbs chain c and EP order c alternately."""
-    out = [("adf", name, o) for o in range(args.orders) for name in PRIORS]
-    for c in range(max(args.chains, args.ep_orders)):
-        if c < args.chains:
-            out += [("gibbs", name, c) for name in PRIORS]
-        if c < args.ep_orders:
-            out += [("ep", name, c) for name in PRIORS]
+    """The work in the order it runs: ``--chains`` rounds, each a share of the ADF orders, Gibbs
+    chain c and a share of the EP orders, for both priors — a run stopped early has some of each."""
+    rounds = max(args.chains, 1)
+
+    def share(total, c):
+        per = -(-total // rounds)
+        return range(c * per, min((c + 1) * per, total))
+    out = []
+    for c in range(rounds):
+        out += [("adf", name, o) for o in share(args.orders, c) for name in PRIORS]
+        out += [("gibbs", name, c) for name in PRIORS if c < args.chains]
+        out += [("ep", name, o) for o in share(args.ep_orders, c) for name in PRIORS]
     return out
 
 

@@ -94,3 +94,30 @@ def test_exp_tweets_quick(tmp_path, monkeypatch):
         for key in ("ADF", "EP"):
             row = res["summary"][name][key]
             assert 0.0 <= row["nmi"] <= 1.0 and row["K"] >= 1 and row["docs_per_second"] > 0
+
+
+def test_gold_standard_units_come_in_rounds():
+    """A run stopped early has ADF orders, a Gibbs chain and EP orders of both priors."""
+    from argparse import Namespace
+    units = load_job("exp_gold_standard").units(Namespace(orders=20, ep_orders=20, chains=5))
+    assert units[:12] == ([("adf", p, o) for o in range(4) for p in ("DP", "IG")]
+                          + [("gibbs", "DP", 0), ("gibbs", "IG", 0), ("ep", "DP", 0), ("ep", "IG", 0)])
+    assert sorted(units) == sorted({(k, p, o) for k, n in (("adf", 20), ("gibbs", 5), ("ep", 20))
+                                    for p in ("DP", "IG") for o in range(n)})
+
+
+def test_exp_large_corpus_quick(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(JOBS))                 # the job reuses exp_tweets' grid
+    mod = load_job("exp_large_corpus")
+    monkeypatch.setattr(mod, "load_health_tweets", tiny_corpus(400, 8))
+    res = mod.main(["--quick", "--out", str(tmp_path), "--n-docs", "400", "--n-test", "100", "--batch", "100"])
+    assert (tmp_path / "large_heldout.png").stat().st_size > 0
+    assert json.loads((tmp_path / "large_results.json").read_text())["params"]["n_train"] == 300
+    for name in ("DP", "IG"):
+        r = res["runs"][name]
+        assert r["seen"] == [100, 200, 300] and np.all(np.isfinite(r["score"])) and max(r["score"]) < 0
+        assert len(r["ep_score"]) == 1 and min(r["K"]) >= 1
+        for state in ("after_adf", "after_ep"):
+            top = r[state]["largest"]
+            assert 0 <= r[state]["nmi"] <= 1 and len(top[0]["words"]) == 8
+            assert [t["weight"] for t in top] == sorted((t["weight"] for t in top), reverse=True)
