@@ -3,11 +3,20 @@ sensitivity to w (Fig. 3).  Prints markdown tables; writes the w plot.
 
     python jobs/ddpm_experiments.py chain
     python jobs/ddpm_experiments.py digits --runs 3 --sweeps 60
+    python jobs/ddpm_experiments.py baselines                       # AP and DP-means rows only
+    python jobs/ddpm_experiments.py features --runs 3 --sweeps 40   # φ: PCA-20 vs all PCs vs raw
     python jobs/ddpm_experiments.py wsweep --sweeps 40 --png docs/ddpm_w_sensitivity.png
     python jobs/ddpm_experiments.py chain --partitions 4     # z per partition (approximate)
     python jobs/ddpm_experiments.py bias --sweeps 20000      # n = 4 referee, 2 partitions
 
 Scores of the samplers are means ± sd over runs × the last 5 samples (Nguyen et al. 2017, §4).
+The digits table has the paper's non-Bayesian baselines too: AP (scikit-learn's
+AffinityPropagation, its default preference = the median similarity) and DP-means (Kulis &
+Jordan 2012, λ by the farthest-first heuristic for 20 clusters, as the paper set it for its
+expected K), both on the raw pixel counts with Euclidean distance, as K-means and the GMM.
+``features`` compares the hyperplanes' features on digits: the default φ (at most 20 whitened
+principal components of the word frequencies + an intercept), all 64 directions whitened, and
+the raw pixel counts + an intercept (no centring or scaling).
 ``--partitions P`` (P > 1) runs :func:`bnpdist.distributed.discriminative.run_ddpm_partitioned`
 on P contiguous row blocks in this process (``--no-merge``: without the merge stage).
 """
@@ -23,6 +32,7 @@ from bnpdist.data.synthetic import make_chained_gaussians
 from bnpdist.distributed.discriminative import run_ddpm_partitioned
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test
+from bnpdist.league.dpmeans import dp_means, farthest_first_lambda
 from bnpdist.inference.ddpm import run_ddpm
 from bnpdist.metrics import nmi, pairwise_f1
 from bnpdist.obs import Gaussian, Multinomial
@@ -44,12 +54,13 @@ def chain_snaps(X, family, prior, loss, w, sweeps, warmup, seed, partitions=1, m
                                 merge=merge, labels_every=labels_every)
 
 
-def sampler_scores(X, y, family, loss, w, sweeps, runs, warmup=10, partitions=1, merge=True):
-    """(K, NMI, F1) over runs × the last 5 samples; loss None = the DPM (no discriminative term)."""
+def sampler_scores(X, y, family, loss, w, sweeps, runs, warmup=10, partitions=1, merge=True, Phi=None):
+    """(K, NMI, F1) over runs × the last 5 samples; loss None = the DPM (no discriminative term);
+    ``Phi`` the hyperplanes' features (default: the sampler's PCA features)."""
     rows, tic = [], time.perf_counter()
     for r in range(runs):
         snaps = list(chain_snaps(X, family, PRIOR, loss or "svm", w, sweeps, warmup if loss else sweeps, r,
-                                 partitions, merge, labels_every=True))
+                                 partitions, merge, Phi=Phi, labels_every=True))
         rows += [(s.info["n_clusters"], nmi(y, s.labels), pairwise_f1(y, s.labels)) for s in snaps[-5:]]
     return np.array(rows), (time.perf_counter() - tic) / runs
 
@@ -86,6 +97,7 @@ def digits(args):
                        ("GMM (diag)", lambda k: GaussianMixture(k, covariance_type="diag", random_state=0))):
         sc = np.array([(nmi(y, l), pairwise_f1(y, l)) for l in (make(k).fit_predict(D) for k in range(10, 26))])
         print(f"| {name} | 10–25 | {fmt(sc[:, 0])} | {fmt(sc[:, 1])} |")
+    baseline_rows(D, y)
     sc = []
     for r in range(args.runs):
         lab = BayesianGaussianMixture(n_components=30, covariance_type="diag", max_iter=300,
@@ -97,6 +109,40 @@ def digits(args):
         s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs, partitions=args.partitions,
                                 merge=args.merge)
         print(f"| {name} ({sec:.0f} s/run) | {fmt(s[:, 0])} | {fmt(s[:, 1])} | {fmt(s[:, 2])} |")
+
+
+def features(args):
+    """DDPM-S/L on digits with three feature maps φ for the hyperplanes (module docstring)."""
+    from bnpdist.inference.features import fit_projection
+    ds = load_digits_bow()
+    X, fam = digits_family(ds)
+    D = X.to_scipy().toarray()
+    maps = {"≤ 20 whitened PCs + 1 (default)": fit_projection(X)(X),
+            "all whitened PCs + 1": fit_projection(X, max_dim=D.shape[1])(X),
+            "raw pixel counts + 1": np.column_stack([D, np.ones(len(D))])}
+    print("| loss | features φ | dim φ | K | NMI | F1 | s/run |\n|---|---|---|---|---|---|---|")
+    for loss in ("svm", "lr"):
+        for name, Phi in maps.items():
+            s, sec = sampler_scores(X, ds.labels, fam, loss, 1.0, args.sweeps, args.runs, Phi=Phi)
+            print(f"| {loss} | {name} | {Phi.shape[1]} | {fmt(s[:, 0])} | {fmt(s[:, 1])} | {fmt(s[:, 2])} | "
+                  f"{sec:.0f} |", flush=True)
+
+
+def baseline_rows(D, y):
+    """AP and DP-means rows of the digits table (deterministic: one value each)."""
+    from sklearn.cluster import AffinityPropagation
+    lab = AffinityPropagation(random_state=0).fit_predict(D)
+    print(f"| AP (default preference) | {len(np.unique(lab))} | {nmi(y, lab):.3f} | {pairwise_f1(y, lab):.3f} |")
+    lam = farthest_first_lambda(D, 20)
+    lab, _, passes = dp_means(D, lam)
+    print(f"| DP-means (λ = {lam:.0f}, {passes} passes) | {len(np.unique(lab))} | {nmi(y, lab):.3f} | "
+          f"{pairwise_f1(y, lab):.3f} |")
+
+
+def baselines(args):
+    ds = load_digits_bow()
+    print("| model | K | NMI | F1 |\n|---|---|---|---|")
+    baseline_rows(ds.X.to_scipy().toarray(), ds.labels)
 
 
 def wsweep(args):
@@ -154,11 +200,11 @@ def bias(args):
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("experiment", choices=["chain", "digits", "wsweep", "bias"])
+    p.add_argument("experiment", choices=["chain", "digits", "baselines", "features", "wsweep", "bias"])
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--sweeps", type=int, default=60)
     p.add_argument("--partitions", type=int, default=1)
     p.add_argument("--no-merge", dest="merge", action="store_false")
     p.add_argument("--png", default="docs/ddpm_w_sensitivity.png")
     args = p.parse_args()
-    {"chain": chain, "digits": digits, "wsweep": wsweep, "bias": bias}[args.experiment](args)
+    {"chain": chain, "digits": digits, "baselines": baselines, "features": features, "wsweep": wsweep, "bias": bias}[args.experiment](args)

@@ -1,4 +1,5 @@
-"""Seed 001's two-urn model at count level, and its three inference strategies.
+"""The two-urn model of Obermeyer, Glidden & Jonas (2014) at count level, and its four
+inference strategies.
 
 N balls, each from the left urn with probability p (else the right); urn colours are
 Beta(α, α)–Bernoulli, integrated out.  Balls of one colour are exchangeable, so a state is the
@@ -11,17 +12,26 @@ A step removes a uniform ball of S and assigns a uniform ball outside S (the rem
 included), as :mod:`bnpdist.inference.anneal` does row by row; with T = cost in sweeps every
 strategy makes T·N assignments: ``"prior+gibbs"`` (state drawn from the prior, T·N Gibbs
 steps), ``"sequential+gibbs"`` (N additions from empty, (T−1)·N Gibbs steps), ``"anneal"``
-(N phases of one addition and T−1 remove/add steps: |S| grows linearly).  The model has no
-hyperparameters to step.  The exact posterior of (r_L, b_L) is
+(N phases of one addition and T−1 remove/add steps: |S| grows linearly) and
+``"anneal-stepsize"``, the paper's full-data analogue of subsample annealing: from a prior
+draw, N phases n = 1..N of T block moves each, a block move taking a handful of
+m = round(1/β) = round(N/n) balls of one colour (red with probability R/N) and moving them
+together from one urn to the other (direction ±1 with probability ½), accepted by the
+two-state heat-bath rule π(x′)/(π(x) + π(x′)) on the count posterior π — block Gibbs on the
+pair {handful here, handful there}; the proposal is symmetric, so every move leaves π
+invariant.  It makes T·N moves like the others but touches T·Σ_n m_n ≈ T·N·ln N balls.  The
+model has no hyperparameters to step.  The exact posterior of (r_L, b_L) is
 :meth:`bnpdist.data.synthetic.Urns.log_posterior`.
 """
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
 from scipy.special import logsumexp
 
-STRATEGIES = ("prior+gibbs", "sequential+gibbs", "anneal")
+STRATEGIES = ("prior+gibbs", "sequential+gibbs", "anneal", "anneal-stepsize")
 
 
 @numba.njit(nogil=True, cache=True)
@@ -52,15 +62,46 @@ def _add(c, R, B, p, a):
 
 
 @numba.njit(nogil=True, cache=True)
+def log_posterior_counts(r, b, R, B, p, a):
+    """``log p(r, b | colours)`` up to a constant (as :meth:`Urns.log_posterior`) for r red and
+    b blue balls in the left urn: −log r!(R−r)! b!(B−b)! + (r+b) log p + (N−r−b) log(1−p)
+    + log B(α+r, α+b) + log B(α+R−r, α+B−b), dropping the terms free of (r, b)."""
+    rr, br = R - r, B - b
+    return (-math.lgamma(r + 1.0) - math.lgamma(rr + 1.0) - math.lgamma(b + 1.0) - math.lgamma(br + 1.0)
+            + (r + b) * math.log(p) + (rr + br) * math.log1p(-p)
+            + math.lgamma(a + r) + math.lgamma(a + b) - math.lgamma(2 * a + r + b)
+            + math.lgamma(a + rr) + math.lgamma(a + br) - math.lgamma(2 * a + rr + br))
+
+
+@numba.njit(nogil=True, cache=True)
+def _block_move(c, m, R, B, p, a):
+    """Move a handful of m balls of one colour to the other urn, heat-bath accepted."""
+    r, b = c[0], c[1]
+    step = m if np.random.random() < 0.5 else -m
+    if np.random.random() * (R + B) < R:
+        r2, b2 = r + step, b
+        if r2 < 0 or r2 > R:
+            return
+    else:
+        r2, b2 = r, b + step
+        if b2 < 0 or b2 > B:
+            return
+    d = log_posterior_counts(r2, b2, R, B, p, a) - log_posterior_counts(r, b, R, B, p, a)
+    if np.random.random() * (1.0 + math.exp(-d)) < 1.0:           # π(x′)/(π(x) + π(x′))
+        c[0], c[1], c[2], c[3] = r2, b2, R - r2, B - b2
+
+
+@numba.njit(nogil=True, cache=True)
 def _run(code, T, R, B, p, a, seed):
     np.random.seed(seed)
     c = np.zeros(4, dtype=np.int64)
     N = R + B
-    if code == 0:                                   # prior+gibbs
+    if code == 0 or code == 3:                      # a prior draw
         for _ in range(R):
             c[0 if np.random.random() < p else 2] += 1
         for _ in range(B):
             c[1 if np.random.random() < p else 3] += 1
+    if code == 0:                                   # prior+gibbs
         for _ in range(T * N):
             _remove(c)
             _add(c, R, B, p, a)
@@ -70,13 +111,24 @@ def _run(code, T, R, B, p, a, seed):
         for _ in range((T - 1) * N):
             _remove(c)
             _add(c, R, B, p, a)
-    else:                                           # anneal
+    elif code == 2:                                 # anneal
         for _ in range(N):
             _add(c, R, B, p, a)
             for _ in range(T - 1):
                 _remove(c)
                 _add(c, R, B, p, a)
+    else:                                           # anneal-stepsize
+        for n in range(1, N + 1):
+            m = (2 * N + n) // (2 * n)              # round(N / n)
+            for _ in range(T):
+                _block_move(c, m, R, B, p, a)
     return c[0], c[1]
+
+
+def balls_moved(N: int, T: int) -> int:
+    """Balls touched by ``"anneal-stepsize"`` with cost T: T·Σ_n round(N/n)."""
+    n = np.arange(1, N + 1)
+    return int(T * ((2 * N + n) // (2 * n)).sum())
 
 
 def run_urns(urns, strategy: str, T: int, seeds) -> np.ndarray:
