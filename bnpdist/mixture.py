@@ -409,7 +409,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             snap, adf_rounds, passes, kept = None, 0, 0, []
             sampler = self.algorithm in SAMPLERS
             for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, warm):
-                self._absorb(snap, snap.info.get("family", family), snap.prior or prior)
+                self._absorb(snap, family if snap.family is None else snap.family, snap.prior or prior)
                 adf_rounds, passes = adf_rounds + ("round" in snap.info), passes + ("round" not in snap.info)
                 if sampler and self.point_estimate != "last" and config.kept(snap.step):
                     kept.append(snap.label_parts())
@@ -417,7 +417,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             self.n_iter_ = passes + (adf_rounds > 0)
             self.converged_ = True if self.algorithm == "adf" else None
             if self.algorithm == "ep":
-                self.converged_ = bool(snap.info.get("change", 0.0) < config.tol)
+                self.converged_ = bool((snap.change or 0.0) < config.tol)
                 if config.tol > 0 and not self.converged_:
                     warnings.warn(f"EP did not reach tol={config.tol} in n_iter={config.n_iter} passes",
                                   ConvergenceWarning, stacklevel=2)
@@ -524,7 +524,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 self._absorb(snap, family, prior)
             self.labels_ = np.concatenate([earlier, self._score(engine, data)[0]])
             self.n_iter_ = 1 + passes
-            self.converged_ = not refine or snap.info.get("change", 0.0) < config.tol
+            self.converged_ = not refine or (snap.change or 0.0) < config.tol
         return self
 
     def _grow_corpus_base(self, engine, data):
@@ -539,13 +539,13 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         return family.replace(base=family.base + counts)
 
     def _absorb(self, snap: Snapshot, family, prior) -> None:
-        self.stats_, self.U_, self.ek_ = snap.stats, float(snap.U), np.asarray(snap.info["ek"])
-        self.n_rows_seen_ = int(snap.info["n"])
+        self.stats_, self.U_, self.ek_ = snap.stats, float(snap.U), np.asarray(snap.ek)
+        self.n_rows_seen_ = int(snap.n)
         self.prior_, self.obs_ = prior, family
         self.n_features_in_ = family.n_features
         rec = {"step": snap.step, "n_clusters": snap.stats.K, "objective": snap.objective,
-               "rows_seen": snap.rows_seen, "U": float(snap.U), "EK": float(snap.info["EK"]),
-               "seconds": float(snap.info["seconds"])}
+               "rows_seen": snap.rows_seen, "U": float(snap.U), "EK": float(snap.EK),
+               "seconds": float(snap.seconds)}
         self.history_.append(rec)
         if self.verbose:
             print(" ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()))

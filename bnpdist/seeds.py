@@ -7,10 +7,19 @@ stream of a run is a node of that seed's ``SeedSequence`` spawn tree.
 one spawn tree, built directly from its spawn key, so a partition's stream depends only on the
 run's seed, the pass number and the partition index: not on the number of workers, on the
 order in which tasks run, or on a task being recomputed after a worker is lost.
+
+The streams in use: partition ``i`` of pass ``p`` (ADF/EP row orders, subsampling, the
+sub-cluster and DDPM partition tasks) ``partition_seed(seed, p, i)``; the DDPM/iHMM z sweep
+``s`` of partition ``i`` ``partition_seed(seed, s, i, 0)`` and the initial urn pass
+``partition_seed(seed, 0, i, 1)``; the sub-cluster driver :func:`driver_rng`; the driver of the
+one-block samplers (Gibbs, annealing, DDPM η and α) ``numpy.random.default_rng(seed)``.
 """
 from __future__ import annotations
 
 import numpy as np
+
+#: spawn-key index of the sub-cluster sampler's driver stream (no pass reaches it)
+DRIVER = 2**32 - 1
 
 
 def resolve_seed(random_state) -> int:
@@ -23,11 +32,18 @@ def resolve_seed(random_state) -> int:
     return seed
 
 
-def partition_seed(seed: int, pass_id: int, part: int) -> np.random.SeedSequence:
-    """The seed sequence of partition ``part`` in pass ``pass_id`` of a run seeded by ``seed``."""
-    return np.random.SeedSequence(entropy=seed, spawn_key=(int(pass_id), int(part)))
+def partition_seed(seed: int, pass_id: int, part: int, *sub: int) -> np.random.SeedSequence:
+    """The seed sequence of partition ``part`` in pass ``pass_id`` of a run seeded by ``seed``
+    (with ``sub``: its child node ``sub``, e.g. the DDPM's z sweep and initial urn pass)."""
+    return np.random.SeedSequence(entropy=seed, spawn_key=(int(pass_id), int(part), *map(int, sub)))
 
 
-def partition_rng(seed: int, pass_id: int, part: int) -> np.random.Generator:
+def partition_rng(seed: int, pass_id: int, part: int, *sub: int) -> np.random.Generator:
     """A ``numpy.random.Generator`` on :func:`partition_seed`'s stream."""
-    return np.random.default_rng(partition_seed(seed, pass_id, part))
+    return np.random.default_rng(partition_seed(seed, pass_id, part, *sub))
+
+
+def driver_rng(seed: int) -> np.random.Generator:
+    """The driver's stream of the sub-cluster sampler: the node (:data:`DRIVER`,) of the tree,
+    apart from every pass's partition streams."""
+    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(DRIVER,)))

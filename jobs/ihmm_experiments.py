@@ -98,7 +98,7 @@ def main(args):
         for r in range(args.runs):
             eng = LocalEngine()
             if kind == "dpm":
-                it = ((s.labels, s.info["n_clusters"], s.info["seconds"]) for s in
+                it = ((s.labels, s.info["n_clusters"], s.seconds) for s in
                       run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=args.partitions), fam,
                                            DP(1.0, Gamma(1.0, 1.0)), loss=loss or "svm", n_iter=args.sweeps,
                                            warmup=10 if loss else args.sweeps, random_state=r, labels_every=True))

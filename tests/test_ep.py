@@ -128,7 +128,7 @@ def test_ep_stops_when_change_below_tol_and_u_is_resolved():
     X, fam = bars(n=80, tokens=20)
     prior = NGGP(1.0, 0.5, 1.0)
     snaps = list(ep_stream(fam, prior, X, epsilon=0.5, merge_threshold=0.0, n_iter=30, tol=1e-3, seed=0))
-    changes = [s.info["change"] for s, _, _ in snaps[1:]]
+    changes = [s.change for s, _, _ in snaps[1:]]
     assert changes[-1] < 1e-3 and all(c >= 1e-3 for c in changes[:-1]) and len(snaps) < 30
     for snap, state, _ in snaps[1:]:
         assert state.n_seen == X.shape[0]

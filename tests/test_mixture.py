@@ -74,7 +74,7 @@ def test_iter_fit_snapshots_and_history(bars):
     assert all(isinstance(s, Snapshot) for s in snaps) and len(snaps) == 3 + 3
     assert [h["step"] for h in est.history_] == list(range(6))
     assert [h["rows_seen"] for h in est.history_] == [100, 200, 300, 600, 900, 1200]
-    assert est.history_[-1]["n_clusters"] == est.n_clusters_ and "change" in snaps[-1].info
+    assert est.history_[-1]["n_clusters"] == est.n_clusters_ and snaps[-1].change is not None
     assert est.U_ == 0.0 and isinstance(est.prior_, DP)
 
 

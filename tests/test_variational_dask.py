@@ -50,7 +50,7 @@ def test_one_partition_equals_single_stream_bit_for_bit(engine2):
     assert len(snaps) == len(ref) == 4 + 3
     for s, (rs, state, resp) in zip(snaps, ref):
         assert same_stats(s.stats, state.stats) and s.U == state.U
-        assert np.array_equal(s.info["ek"], state.ek) and s.rows_seen == rs.rows_seen
+        assert np.array_equal(s.ek, state.ek) and s.rows_seen == rs.rows_seen
     (idx, val), = r.contributions()
     assert np.array_equal(idx, resp[0]) and np.array_equal(val, resp[1])
     adf = list(adf_stream(FAM, DP(1.0), X, epsilon=0.05, merge_threshold=0.0, batch_size=60))[-1][1]

@@ -272,7 +272,7 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
     ``labels_every``: gather the labels into every snapshot (True), only the last (False) or
     the steps a predicate ``labels_every(step)`` picks (and the last); ``label_parts`` of every
     snapshot leaves them on the workers.
-    Snapshot ``info``: n_clusters, n, EK, ek, alpha, seconds, discriminative, matched (new
+    Snapshot ``info``: n_clusters, alpha, discriminative, matched (new
     clusters merged by the merge stage), features (the :class:`~bnpdist.inference.features.Projection`
     φ, or the given ``Phi``).
     """
@@ -330,7 +330,8 @@ def _reduce(engine, data, res, family, prior, stats, counts, R, merge, extra=Fal
     return (stats, counts, R, maps, matched) + ((upd,) if extra else ())
 
 
-def _snapshot(engine, data, res, maps, family, prior, stats, counts, step, n, with_labels, **info):
+def _snapshot(engine, data, res, maps, family, prior, stats, counts, step, n, with_labels, seconds,
+              **info):
     live = np.flatnonzero(counts > 0)
     labels = None
 
@@ -342,8 +343,8 @@ def _snapshot(engine, data, res, maps, family, prior, stats, counts, step, n, wi
     objective = log_partition_joint(prior, counts[live], 0.0) + float(np.sum(family.log_marginal(st)))
     K = len(live)
     return Snapshot(step=step, stats=st, prior=prior, U=0.0, labels=labels, objective=objective,
-                    rows_seen=(step + 1) * n, label_parts=parts,
-                    info={"n_clusters": K, "EK": float(K), "ek": np.ones(K), "n": n, "family": family, **info})
+                    rows_seen=(step + 1) * n, n=n, ek=np.ones(K), EK=float(K), seconds=seconds,
+                    family=family, label_parts=parts, info={"n_clusters": K, **info})
 
 
 def ddpm_driver(loss: str):

@@ -46,11 +46,8 @@ from ..inference.snapshot import Snapshot, wants_labels
 from ..kernels.subcluster import draw_rows, unit_logq
 from ..obs import Gaussian
 from ..obs.draws import cluster_loglik, loglik, sample_params, side_loglik, side_params
+from ..seeds import driver_rng, resolve_seed
 from .protocol import DistData
-from ..seeds import resolve_seed
-
-#: spawn key of the driver's random stream (partition streams use (pass, partition))
-DRIVER_KEY = (2**32 - 1,)
 
 
 # --- partition tasks -------------------------------------------------------------------------
@@ -202,7 +199,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         raise ValueError("n_iter must be >= 1 and launch_scans >= 0")
     data = engine.partitions(data)
     seed = resolve_seed(random_state)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=DRIVER_KEY))
+    rng = driver_rng(seed)
     off = data.offsets
     z0 = (np.zeros(data.n_total, dtype=np.int64) if init_labels is None
           else remap_labels(np.asarray(init_labels))[0])
@@ -299,7 +296,7 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
                         accepted_blocks=n_blocks, splits=n_split, merges=n_merge)
 
 
-def _snapshot(engine, parts, stats, prior, U, family, step, n, with_labels, **info):
+def _snapshot(engine, parts, stats, prior, U, family, step, n, with_labels, seconds, **info):
     objective = log_partition_joint(prior, stats.n, U) + float(np.sum(family.log_marginal(stats)))
     labels = None
     if with_labels:
@@ -307,5 +304,5 @@ def _snapshot(engine, parts, stats, prior, U, family, step, n, with_labels, **in
         stats = stats.take(old)
     K = stats.K
     return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,
-                    objective=objective, rows_seen=n, label_parts=parts,
-                    info={"n_clusters": K, "EK": float(K), "ek": np.ones(K), "n": n, **info})
+                    objective=objective, rows_seen=n, n=n, ek=np.ones(K), EK=float(K), seconds=seconds,
+                    label_parts=parts, info={"n_clusters": K, **info})

@@ -110,12 +110,12 @@ def objective(family: ObsFamily, prior, stats) -> float:
 
 
 def snapshot(family: ObsFamily, prior, state: VarState, step: int, rows_seen: int,
-             info: MergeInfo, t0: float, **extra) -> Snapshot:
-    """The :class:`Snapshot` of a global state (``info`` carries ek, E[K], n and merge counts)."""
+             info: MergeInfo, t0: float, change: float | None = None, **extra) -> Snapshot:
+    """The :class:`Snapshot` of a global state (its ``info``: the merge counts and ``extra``)."""
     return Snapshot(step, state.stats, prior, state.U, None, objective(family, prior, state.stats),
-                    rows_seen, {"ek": state.ek, "EK": state.EK, "n": state.n_seen,
-                                "matched": info.matched, "merged": info.merged,
-                                "dropped": info.dropped, "seconds": time.perf_counter() - t0, **extra})
+                    rows_seen, n=state.n_seen, ek=state.ek, EK=state.EK,
+                    seconds=time.perf_counter() - t0, change=change,
+                    info={"matched": info.matched, "merged": info.merged, "dropped": info.dropped, **extra})
 
 
 def adf_stream(family: ObsFamily, prior, block, state: VarState | None = None, *, epsilon: float,

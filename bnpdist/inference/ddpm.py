@@ -29,7 +29,7 @@ import numpy as np
 from ..data.blocks import as_block, n_rows
 from ..kernels.ddpm import bind, ddpm_steps
 from ..priors import DP
-from ..seeds import resolve_seed
+from ..seeds import partition_rng, resolve_seed
 from .discriminative import (
     augment,
     draw_hyperplanes,
@@ -155,7 +155,7 @@ def z_rng(seed: int, sweep: int, part: int, init: bool = False) -> np.random.Gen
     """The stream of partition ``part``'s z sweep ``sweep`` (``init``: its initial urn pass):
     node (sweep, part, 0 | 1) of the spawn tree of :func:`~bnpdist.seeds.partition_seed`
     (whose node (sweep, part) feeds the augmentation draws)."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(sweep), int(part), int(init))))
+    return partition_rng(seed, sweep, part, int(init))
 
 
 class HyperplaneStep:
@@ -219,7 +219,7 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
         order; default: ``block`` as one partition)
     Phi : discriminative features of the rows (default: :func:`fit_projection` with ``max_dim``)
 
-    Snapshot ``info``: n_clusters, n, EK, ek, alpha, seconds, discriminative (bool) and
+    Snapshot ``info``: n_clusters, alpha, discriminative (bool) and
     log_disc (the η prior plus Σ log L terms; 0 before the hyperplanes exist).
     """
     if not isinstance(prior, DP):

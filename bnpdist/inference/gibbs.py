@@ -98,12 +98,13 @@ class CollapsedState:
     def live_counts(self) -> np.ndarray:
         return self.counts[self.counts > 0]
 
-    def snapshot(self, step: int, prior, U: float, rows_seen: int, **info) -> Snapshot:
+    def snapshot(self, step: int, prior, U: float, rows_seen: int, seconds: float = 0.0,
+                 **info) -> Snapshot:
         """Remapped labels (0..K−1 by first appearance, −1 unassigned), stats, log joint.
 
-        ``info`` also holds ``n_clusters`` = K, ``n`` = rows assigned, ``family`` (with its
-        current hyperparameters, resampled under ``hyper="sample"``), and — in the keys the
-        variational drivers use — ``EK`` = K and ``ek`` = ones(K) (sampled clusters exist).
+        ``n`` = rows assigned, ``family`` with its current hyperparameters (resampled under
+        ``hyper="sample"``), ``EK`` = K and ``ek`` = ones(K) (sampled clusters exist);
+        ``Snapshot.info`` holds ``n_clusters`` = K and the keyword arguments ``info``.
         """
         labels, slots = remap_labels(self.labels)
         stats = self.family.stats_from_state(self.state, int(self.meta[0])).take(slots)
@@ -111,9 +112,8 @@ class CollapsedState:
                      + float(np.sum(self.family.log_marginal(stats))))
         K = len(slots)
         return Snapshot(step=step, stats=stats, prior=prior, U=float(U), labels=labels,
-                        objective=objective, rows_seen=rows_seen,
-                        info={"n_clusters": K, "EK": float(K), "ek": np.ones(K),
-                              "n": self.n_assigned, "family": self.family, **info})
+                        objective=objective, rows_seen=rows_seen, n=self.n_assigned, ek=np.ones(K),
+                        EK=float(K), seconds=seconds, family=self.family, info={"n_clusters": K, **info})
 
 
 def log_partition_joint(prior, counts, U: float) -> float:
@@ -251,8 +251,8 @@ def run_gibbs(block, family, prior, *, n_iter: int, random_state=None, init_labe
     Yields
     ------
     Snapshot with labels 0..K−1 (first appearance), the K clusters' statistics, the current
-    prior and U, objective = log joint, rows_seen = assignments so far, and ``info``:
-    ``n_clusters``, ``n``, ``EK``, ``ek``, ``subsample`` (= n) and ``seconds`` (sampling time).
+    prior and U, objective = log joint, rows_seen = assignments so far, ``seconds`` the sampling
+    time, and ``info``: ``n_clusters`` and ``subsample`` (= n).
     """
     block = as_block(block)
     rng = np.random.default_rng(random_state)
@@ -268,7 +268,7 @@ def run_gibbs(block, family, prior, *, n_iter: int, random_state=None, init_labe
 
 def snapshots(state: CollapsedState, steps) -> Iterator[Snapshot]:
     """One Snapshot per ``(prior, U)`` from :func:`drive`, every n assignments, with the
-    sampling time (``info["seconds"]``, snapshot building excluded)."""
+    sampling time (``seconds``, snapshot building excluded)."""
     tic = time.perf_counter()
     for step, (prior, U) in enumerate(steps):
         seconds = time.perf_counter() - tic

@@ -24,7 +24,14 @@ class Snapshot:
         driver was asked to gather, see :func:`wants_labels`), or None
     objective : log joint (samplers) or a variational objective, or None
     rows_seen : rows processed so far
-    info : anything algorithm-specific (acceptance rates, timings, EK, ...)
+    n : rows the statistics hold (ADF/EP: every row seen; samplers: the rows assigned)
+    ek : per cluster, the probability that it is occupied (ADF/EP); ones for the samplers
+    EK : E[K] = Σ ek (ADF/EP, as the state holds it); K for the samplers
+    seconds : time of this step (samplers: sampling alone, snapshot building excluded)
+    family : the family with its current hyperparameters when the algorithm resamples them,
+        else None (the family the fit started from)
+    change : EP: the relative change of the statistics over the pass (its convergence test), else None
+    info : algorithm-specific diagnostics (merge counts, ADF round / EP pass, acceptance, ...)
     label_parts : samplers: a function of no arguments returning this sweep's labels as they lie
         on the partitions (a DistData of per-partition integer arrays, cluster ids global across
         partitions but not 0..K−1), without gathering them; valid while the fit runs
@@ -37,6 +44,12 @@ class Snapshot:
     labels: np.ndarray | None = None
     objective: float | None = None
     rows_seen: int = 0
+    n: int = 0
+    ek: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    EK: float = 0.0
+    seconds: float = 0.0
+    family: Any = None
+    change: float | None = None
     info: dict = field(default_factory=dict)
     label_parts: Callable[[], Any] | None = field(default=None, repr=False)
 
