@@ -1,4 +1,4 @@
-"""BNPMixture: DP / NGGP mixtures without a fixed K, fitted by ADF-NRM or EP-NRM (seed 000).
+"""BNPMixture: DP / NGGP mixtures without a fixed K, fitted by ADF-NRM or EP-NRM (Tank et al. 2015).
 
 scikit-learn conventions (``sklearn/mixture/_base.py``): ``__init__`` stores parameters,
 validation happens in ``fit``, fitted attributes end in ``_``, and fitting ends with an E-step
@@ -181,8 +181,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         algorithm's default (:data:`DEFAULT_N_ITER`: 20 EP passes, 100 sweeps); unused by "adf"
     epsilon : new-cluster threshold ε ≥ σ; None → max(σ, 0.01)
     merge_threshold : log marginal-likelihood gain (nats) above which clusters merge (merge
-        stage and seed 000 merge step); None disables the merge step (partitions' new clusters
-        are still matched, at gain > 0)
+        stage and the merge step of Tank et al. 2015); None disables the merge step (partitions'
+        new clusters are still matched, at gain > 0)
     tol : EP stops when the relative L1 change of the statistics falls below ``tol``
     batch_size : rows per partition per ADF round (None: each partition in one round)
     n_partitions : partitions of in-memory input (None: about 32 MiB each).  The samplers
@@ -196,7 +196,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         prior's hyperpriors); False keeps them.  Not to be confused with ``hyperparameters``,
         which chooses unset values before fitting
     w : prior variance of the per-cluster hyperplanes η_k ~ N(0, w·I) of the discriminative
-        samplers "ddpm-svm" / "ddpm-lr" (seed 002); unused by the other algorithms
+        samplers "ddpm-svm" / "ddpm-lr" (Nguyen et al. 2017); unused by the other algorithms
     burn_in : samplers: sweeps discarded before the kept samples (None: half of ``n_iter``);
         "anneal" anneals over them (at least one sweep), then runs random-scan Gibbs
     thin : samplers: keep every ``thin``-th sweep after the burn-in; ``iter_fit`` snapshots

@@ -1,4 +1,4 @@
-"""The merge stage (Campbell et al. 2015 matching; seed 000 merge step; EP drops)."""
+"""The merge stage (Campbell et al. 2015 matching; Tank et al. 2015 merge step; EP drops)."""
 import numpy as np
 import pytest
 from scipy.special import gammaln

@@ -1,4 +1,4 @@
-"""Gaussian (Normal–Inverse-Wishart, seed 003): kernels and formulas against scipy references."""
+"""Gaussian (Normal–Inverse-Wishart, Murphy 2007): kernels and formulas against scipy references."""
 import numpy as np
 import pytest
 from scipy import stats as ss
@@ -12,7 +12,7 @@ def data(rng, n, d, offset=0.0):
 
 
 def ref_posterior(fam, X, r):
-    """(κ_n, ν_n, μ_n, Λ_n) from weighted data, in seed 003's centred form."""
+    """(κ_n, ν_n, μ_n, Λ_n) from weighted data, in Murphy's (2007) centred form."""
     n = r.sum()
     xbar = r @ X / n
     C = (X - xbar).T @ ((X - xbar) * r[:, None])

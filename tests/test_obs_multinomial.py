@@ -1,4 +1,4 @@
-"""Multinomial (Dirichlet–multinomial, seed 004): kernels and formulas against slow references."""
+"""Multinomial (Dirichlet–multinomial): kernels and formulas against slow references."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -20,7 +20,7 @@ def corpus(rng, n=25, V=30):
 
 
 def ref_log_predictive(C, counts, total, bb):
-    """Dirichlet–multinomial predictive, rising factorials via gammaln (seed 004, eq. "Prediction")."""
+    """Dirichlet–multinomial predictive, rising factorials via gammaln (known-groups note, "Prediction")."""
     beta = bb.sum()
     out = np.empty((len(C), len(total)))
     for i, c in enumerate(C):

@@ -12,11 +12,11 @@ The merge stage (run identically for one stream and for many partitions):
    marginal-likelihood gain log p(x_{A∪B}) − log p(x_A) − log p(x_B) on the soft statistics,
    plus the partition prior's); a pair is merged only if the gain > threshold.  Unmatched
    new clusters are appended.
-2. **Merge step** (seed 000, Sec. 3.3): every cluster may merge with one other cluster whose
+2. **Merge step** (Tank et al. 2015, Sec. 3.3): every cluster may merge with one other cluster whose
    gain exceeds the threshold, best pairs first, once per round (skipped when ``threshold``
    is None).  One step, not repeated: merged statistics are never re-split by ADF, so merging
    stays conservative.
-3. **Drop** (EP only, seed 000 Sec. 3.4): clusters with S_k < ε are removed.
+3. **Drop** (EP only, Tank et al. 2015 Sec. 3.4): clusters with S_k < ε are removed.
 
 Gains are evaluated only for candidate pairs, the ``n_neighbors`` nearest clusters by the
 family's first posterior-mean parameter (θ for Multinomial, μ for Gaussian): a merge between
@@ -166,7 +166,7 @@ class Gain:
                              {\Gamma(n_A-\sigma)\,\Gamma(n_B-\sigma)\; a(\hat U+\tau)^\sigma}
 
     (log marginals of the soft statistics by ``family.log_marginal``; the second line is the
-    EPPF ratio given Û, seed 000 eq. 5).  Without the prior part, the halves of one Gaussian
+    EPPF ratio given Û, Tank et al. 2015 eq. 5).  Without the prior part, the halves of one Gaussian
     blob would never merge.  A cluster with n ≤ σ gets −inf (it has no prior mass).
     """
 

@@ -1,4 +1,4 @@
-"""Numba kernels for the Normal–Inverse-Wishart Gaussian (seed 003; Murphy 2007, §9).
+"""Numba kernels for the Normal–Inverse-Wishart Gaussian (Murphy 2007, §9).
 
 Statistics are moments about the prior mean μ0 (y = x − μ0; s = Σy, S = Σyyᵀ), which keeps
 Λ_n accurate for data far from the origin.  After n (soft) points:

@@ -1,4 +1,4 @@
-"""Numba kernels for the Dirichlet–multinomial observation model (seed 004, "Prediction").
+"""Numba kernels for the Dirichlet–multinomial observation model (the known-groups note, "Prediction").
 
 With A_kv = N_kv + βb_v and B_k = N_k + β, the predictive of a document with counts c_v and
 length L = Σ_v c_v under cluster k is the ratio of rising factorials

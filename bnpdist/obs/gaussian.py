@@ -1,4 +1,4 @@
-"""Multivariate Gaussian with a Normal–Inverse-Wishart prior (seed 003; Murphy 2007, §9)."""
+"""Multivariate Gaussian with a Normal–Inverse-Wishart prior (Murphy 2007, §9)."""
 from __future__ import annotations
 
 import numpy as np
@@ -68,7 +68,7 @@ class Gaussian(ObsFamily):
     """x ~ N(μ, Σ), (μ, Σ) ~ NIW(μ0, κ0, ν0, Λ0):  Σ ~ IW(Λ0, ν0), μ | Σ ~ N(μ0, Σ/κ0).
 
     With κ_n = κ0+n, ν_n = ν0+n, μ_n = (κ0μ0 + Σx)/κ_n and
-    Λ_n = Λ0 + C + κ0n/κ_n (x̄−μ0)(x̄−μ0)ᵀ (seed 003, "NIW Posterior Updates"; C the scatter):
+    Λ_n = Λ0 + C + κ0n/κ_n (x̄−μ0)(x̄−μ0)ᵀ (Murphy 2007, §9; C the scatter):
 
         log p(x_k) = −nd/2 log π + log Γ_d(ν_n/2) − log Γ_d(ν0/2)
                      + ν0/2 log|Λ0| − ν_n/2 log|Λ_n| + d/2 (log κ0 − log κ_n)

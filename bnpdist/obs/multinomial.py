@@ -1,4 +1,4 @@
-"""Bag-of-words documents under a Dirichlet(β·b) prior on the word distribution (seed 004)."""
+"""Bag-of-words documents under a Dirichlet(β·b) prior on the word distribution."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +35,8 @@ class Multinomial(ObsFamily):
     """Dirichlet–multinomial documents: φ_k ~ Dir(β·b), the tokens of a document in k iid ~ φ_k.
 
     A document's likelihood is that of its token *sequence*, Π_v φ_v^{c_v} (no multinomial
-    coefficient).  For a cluster with N_kv tokens of word v and N_k tokens in all (seed 004,
-    "Evidence" and "Prediction")
+    coefficient).  For a cluster with N_kv tokens of word v and N_k tokens in all (the
+    known-groups note of docs/REFERENCES.md, "Evidence" and "Prediction")
 
         log p(x_k)  = lgamma(β) − lgamma(β+N_k) + Σ_v [lgamma(βb_v+N_kv) − lgamma(βb_v)]
         log f_k(x)  = Σ_v log (βb_v+N_kv)^(c_v) − log (β+N_k)^(L),   L = Σ_v c_v,
