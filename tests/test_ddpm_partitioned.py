@@ -68,10 +68,12 @@ def test_one_partition_is_the_exact_ihmm_chain(loss):
     np.testing.assert_array_equal(exact[-1]["transition"], part[-1]["transition"])
 
 
-def test_result_does_not_depend_on_the_number_of_workers():
+def test_result_does_not_depend_on_the_number_of_workers(monkeypatch):
     """3 partitions: in this process, on 1 thread worker and on 2 process workers (TCP on
-    127.0.0.1) — the same chain (DDPM, and DIH on 2 partitions of whole sequences)."""
-    from bnpdist.distributed import DaskEngine
+    127.0.0.1) — the same chain (DDPM, and DIH on 2 partitions of whole sequences), rerooted
+    every 3 sweeps."""
+    from bnpdist.distributed import DaskEngine, discriminative
+    monkeypatch.setattr(discriminative, "REROOT_EVERY", 3)
     Xs, _, lengths = sequences()
     ref = ddpm_chain(LocalEngine(), 3)
     ref_h = [s["labels"] for s in run_ihmm_partitioned(LocalEngine(), Xs, lengths, FC, HMM_PRIOR, loss="svm",

@@ -99,3 +99,23 @@ def test_n_iter_none_is_the_algorithms_default(algorithm):
     assert steps == DEFAULT_N_ITER[algorithm] == (100 if algorithm in SAMPLERS else 20)
     assert est.n_samples_kept_ == 50 if algorithm in SAMPLERS else est.n_iter_ == 20
     assert len(list(est.set_params(n_iter=7).iter_fit(X))) == 7
+
+
+@pytest.mark.parametrize("algorithm", ["gibbs", "anneal", "subcluster", "ddpm-svm", "ddpm-lr"])
+def test_iter_fit_snapshots_carry_the_sweeps_labels(algorithm, rng):
+    """On 2 partitions, iter_fit's snapshots carry the labels on the kept sweeps' lattice
+    (burn-in included) and in the last sweep, and they are the chain's own: the same as with
+    labels in every sweep (thin=1); gathering them does not change the chain."""
+    X, _ = _blobs(rng)
+    obs = Gaussian(mu0=np.zeros(2), kappa0=0.01, nu0=4.0, Lambda0=0.1 * np.eye(2))
+
+    def labels(thin):
+        est = BNPMixture(prior=DP(1.0), obs=obs, algorithm=algorithm, n_iter=13, burn_in=4, thin=thin,
+                         n_partitions=2, random_state=5, hyperparameters="fixed")
+        return {s.step: s.labels for s in est.iter_fit(X)}
+    every, thinned = labels(1), labels(3)
+    assert all(z is not None and len(z) == len(X) for z in every.values())
+    assert [s for s, z in thinned.items() if z is not None] == [0, 3, 6, 9, 12]
+    for step, z in thinned.items():
+        if z is not None:
+            np.testing.assert_array_equal(z, every[step])

@@ -10,7 +10,8 @@ One sweep, with the global state on the driver (per-slot statistics and counts, 
    other partitions' rows frozen at the sweep start (stale statistics, as AD-LDA, Newman et al.
    2009); new clusters take slots ≥ K0 (the slots at the sweep start); the new-hyperplane
    cost Σ_j log L(−1 | φ_jᵀη*) over all n rows is estimated by n/n_p times the partition's own
-   sum (also G_k for a singleton's own η); labels stay on the workers as task results;
+   sum (also G_k for a singleton's own η); labels stay on the workers as task results
+   (rerooted every :data:`~bnpdist.distributed.protocol.REROOT_EVERY` sweeps);
 3. driver: the statistics changes are summed in partition order (partition 0 returns its full
    statistics, so one partition is the one-stream sampler bit for bit); the merge stage matches
    the clusters each partition opened to those opened by earlier partitions in the same sweep
@@ -63,7 +64,7 @@ from ..inference.labels import remap_labels
 from ..inference.merge import Gain, match_new, regroup
 from ..inference.snapshot import Snapshot, wants_labels
 from ..priors import DP, HDP
-from .protocol import DistData
+from .protocol import REROOT_EVERY, DistData, rerooted
 from ..seeds import resolve_seed
 
 #: rows gathered on the driver (from the head of every partition) to fit the PCA features
@@ -296,6 +297,8 @@ def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w:
         tic = time.perf_counter()
         disc = sweep >= warmup
         labels = _labels(engine, data, res, maps)
+        if sweep and sweep % REROOT_EVERY == 0:
+            labels = rerooted(engine, data, labels.futures)
         if disc:
             live = np.flatnonzero(counts > 0)
             H = H.copy()
@@ -470,6 +473,8 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
         tic = time.perf_counter()
         disc = loss is not None and sweep >= warmup
         labels = _labels(engine, data, res, maps)
+        if sweep and sweep % REROOT_EVERY == 0:
+            labels = rerooted(engine, data, labels.futures)
         if disc:
             live = np.flatnonzero(counts > 0)
             R = R.copy()

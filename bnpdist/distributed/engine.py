@@ -25,7 +25,9 @@ from collections.abc import Callable
 import dask
 from dask.base import tokenize
 from distributed import Client, Future, LocalCluster, Security
+from distributed.scheduler import DEFAULT_EXTENSIONS as SCHEDULER_EXTENSIONS
 from distributed.utils import format_dashboard_link
+from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
 from .protocol import FAN_IN, DistData, Engine
@@ -34,6 +36,12 @@ from ..seeds import partition_seed
 
 #: environment of process workers started by the engine
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def _without_spans(extensions: dict) -> dict:
+    """Dask's default server extensions but "spans": its scheduler never forgets a span, and a
+    chained sampler makes a few per pass (the scheduler of a local cluster lives in this process)."""
+    return {name: ext for name, ext in extensions.items() if name != "spans"}
 
 
 class ClusterUnavailable(RuntimeError):
@@ -132,7 +140,9 @@ class DaskEngine(Engine):
             cluster = LocalCluster(
                 n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
                 processes=processes, security=security, dashboard_address="127.0.0.1:0",
-                worker_dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": dashboard},
+                worker_dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": dashboard, "extensions": _without_spans(SCHEDULER_EXTENSIONS)},
+                extensions=_without_spans(WORKER_EXTENSIONS),
                 **({"host": "127.0.0.1", "env": dict(WORKER_ENV)} if processes else {}))
             self._owned.append(cluster)
             self._local = True

@@ -25,6 +25,8 @@ import numpy as np
 
 #: how many results one combine step of a reduction folds together
 FAN_IN = 8
+#: passes between two :func:`rerooted` calls of a chained sampler
+REROOT_EVERY = 50
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +72,19 @@ class DistData:
         """Partition ``p`` alone, as a one-partition DistData."""
         return DistData((self.futures[p],), self.kind, self.n_features, (self.n_rows[p],),
                         f"{self.token}-{p}", self.corpus)
+
+
+def rerooted(engine, data: DistData, items, select=None) -> DistData:
+    """The values of ``items`` (one handle per partition; ``select(value)`` of each when given)
+    as fresh handles without their history.
+
+    A chain of passes, each taking the previous pass's per-partition results, makes every task
+    keep its predecessors for recomputation (a Dask scheduler holds every past pass's task and
+    its arguments: memory grows with the passes).  Rerooting every few passes gathers the
+    chain's state (labels, not rows) and broadcasts it again as tasks with no inputs: the
+    values and hence the chain are unchanged, a lost worker's partition is still recomputed,
+    and the scheduler forgets the passes before."""
+    return engine.per_partition(data, engine.gather(items, select))
 
 
 @runtime_checkable

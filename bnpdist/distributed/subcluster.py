@@ -26,7 +26,10 @@ clusters and sides there by the leave-one-out predictive given the previous pass
 the partitions' summaries come back through one task, so a pass is one round trip.
 
 Labels never leave the workers except when a snapshot asks for them: each pass's result
-(labels, summary) stays a task result with lineage, and the next pass takes it as input.
+(labels, summary) stays a task result with lineage, and the next pass takes it as input; every
+:data:`~bnpdist.distributed.protocol.REROOT_EVERY` iterations the labels are gathered and
+broadcast again (:func:`~bnpdist.distributed.protocol.rerooted`), so that the scheduler forgets
+the passes before (its memory would otherwise grow with every pass).
 Partition streams are ``partition_seed(seed, pass, partition)``; the driver draws from its own
 stream of the same seed; partition summaries are summed on the driver in partition order.  A
 run therefore depends on the seed and the partitioning only, not on the number of workers.
@@ -47,7 +50,7 @@ from ..kernels.subcluster import draw_rows, unit_logq
 from ..obs import Gaussian
 from ..obs.draws import cluster_loglik, loglik, sample_params, side_loglik, side_params
 from ..seeds import driver_rng, resolve_seed
-from .protocol import DistData
+from .protocol import REROOT_EVERY, DistData, rerooted
 
 
 # --- partition tasks -------------------------------------------------------------------------
@@ -95,6 +98,11 @@ def _scan_task(block, seed, prev, pick, glob):
     logq = np.zeros((nU, 2))
     unit_logq(ll, np.where(side[z] >= 0, side[z], b), unit, logq)
     return (z, b), (_stats(family, block, 2 * unit + b, 2 * nU), logq)
+
+
+def _state_of(result):
+    """A pass's result without its summary: what the next pass reads."""
+    return (result[0],)
 
 
 def _prev_labels(prev, fix):
@@ -219,6 +227,8 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     for it in range(int(n_iter)):
         tic = time.perf_counter()
         exact = it >= warmup
+        if it and it % REROOT_EVERY == 0:
+            results = rerooted(engine, data, results, _state_of).futures
         # 1. hyperparameters, weights and parameters
         U = prior.sample_u(rng, U, n, stats.K)
         prior = prior.resample(rng, n, stats.K, U, stats.n)
