@@ -177,6 +177,19 @@ class BNPHMM(Estimator):
         """Fit on sequences (see the class docstring); ``y`` is ignored.  ``init_labels``: the
         chain's start, state labels (integers ≥ 0) in the form of the input (a list of per-sequence
         arrays, or one (n,) array); default one sequential urn pass."""
+        for _ in self._sweeps(X, lengths, init_labels, snapshots=False):
+            pass
+        return self
+
+    def iter_fit(self, X, lengths=None, init_labels=None):
+        """Fit as :meth:`fit`, yielding one dict per sweep: ``step``, ``n_states``, ``prior``,
+        ``seconds``, and ``labels`` (the sweep's states over all time steps, sequences
+        concatenated, 0..K−1 by first appearance) with ``transition`` on the kept sweeps' lattice
+        (sweeps burn_in + thin − 1, burn_in + 2·thin − 1, …, extended back into the burn-in) and in
+        the last sweep, None elsewhere.  The estimator is fitted once the iteration ends."""
+        yield from self._sweeps(X, lengths, init_labels, snapshots=True)
+
+    def _sweeps(self, X, lengths, init_labels, snapshots: bool):
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
         if int(self.n_iter) < 1:
@@ -201,15 +214,18 @@ class BNPHMM(Estimator):
             family, prior, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, prior, self.seed_,
                                                            summary)
         self.history_, kept = [], []
+        labels_every = (lambda step: on_lattice(step, burn_in, int(self.thin))) if snapshots else False
         with engine_for(self.client, source=block) as engine:
             for snap in run_ihmm_partitioned(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
                                              w=float(self.w), warmup=int(self.warmup), n_iter=n_iter,
                                              random_state=self.seed_, n_partitions=int(self.n_partitions),
-                                             init_labels=init_labels):
+                                             init_labels=init_labels, labels_every=labels_every):
                 self.history_.append({k: snap[k] for k in ("step", "n_states", "seconds")})
                 step = snap["step"]
                 if self.point_estimate != "last" and step >= burn_in and on_lattice(step, burn_in, int(self.thin)):
                     kept.append(snap["label_parts"]())
+                if snapshots:
+                    yield {k: snap[k] for k in ("step", "n_states", "prior", "labels", "transition", "seconds")}
             self.prior_, self.obs_ = snap["prior"], family
             if self.point_estimate == "last":
                 labels, self.transition_ = snap["labels"], snap["transition"]
@@ -225,7 +241,6 @@ class BNPHMM(Estimator):
         self.stats_ = family.stats_hard(block, labels, self.n_states_)
         self.start_ = np.bincount(labels[np.cumsum([0] + lengths[:-1])], minlength=self.n_states_) + 1.0
         self.start_ /= self.start_.sum()
-        return self
 
     def _emissions(self, X, lengths):
         """(log start, log transitions, per-sequence log emissions (T_s, K), listed)."""

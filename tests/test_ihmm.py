@@ -126,6 +126,28 @@ def test_bnphmm_point_estimate_summarises_the_kept_sweeps():
     assert variation_of_information(z, np.concatenate(last.labels_)) < 0.5
 
 
+@pytest.mark.parametrize("algorithm", ["gibbs", "dih-svm"])
+def test_bnphmm_iter_fit_snapshots_carry_the_sweeps_states(algorithm):
+    """iter_fit's sweeps carry the states on the kept sweeps' lattice and in the last (2
+    partitions of whole sequences), the same as with states in every sweep (thin=1), and it
+    fits the estimator as fit does."""
+    seqs, _ = make_hmm(T=40)
+    kw = dict(algorithm=algorithm, n_iter=9, burn_in=3, warmup=2, n_partitions=2, random_state=0,
+              hyperparameters="fixed")
+    every = {s["step"]: s["labels"] for s in BNPHMM(thin=1, **kw).iter_fit(seqs)}
+    est = BNPHMM(thin=2, **kw)
+    thinned = {s["step"]: s["labels"] for s in est.iter_fit(seqs)}
+    assert all(z is not None and len(z) == 120 for z in every.values())
+    assert [s for s, z in thinned.items() if z is not None] == [0, 2, 4, 6, 8]
+    for step, z in thinned.items():
+        if z is not None:
+            np.testing.assert_array_equal(z, every[step])
+    fitted = BNPHMM(thin=2, **kw).fit(seqs)
+    for a, b in zip(est.labels_, fitted.labels_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(est.transition_, fitted.transition_)
+
+
 def test_viterbi_against_brute_force():
     rng = np.random.default_rng(1)
     ls, lA, lE = np.log(rng.dirichlet(np.ones(3))), np.log(rng.dirichlet(np.ones(3), 3)), rng.normal(size=(4, 3))
