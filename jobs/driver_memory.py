@@ -1,8 +1,9 @@
-"""Driver memory over a long sub-cluster run on a 2-worker LocalCluster (6 rows, labels every
-iteration): RSS, gc-tracked objects and the scheduler's tasks and spans every ``--every``
+"""Driver memory over a long sampler run on a 2-worker LocalCluster (6 rows, 2 partitions, labels
+every iteration): RSS, gc-tracked objects and the scheduler's tasks and spans every ``--every``
 iterations::
 
-    python jobs/driver_memory.py [--iters 1500] [--every 250] [--before | --spans] [--local]
+    python jobs/driver_memory.py [--sampler subcluster|ddpm-svm] [--iters 1500] [--every 250]
+                                 [--before | --spans] [--local]
 
 ``--before`` reproduces the run before the fixes (the chain never rerooted, Dask's spans
 extension on), ``--spans`` the rerooted run with spans on, ``--local`` the in-process engine.
@@ -17,6 +18,7 @@ import time
 import numpy as np
 import psutil
 
+import bnpdist.distributed.discriminative as discriminative
 import bnpdist.distributed.engine as dask_engine
 import bnpdist.distributed.subcluster as subcluster
 from bnpdist.distributed import DaskEngine, LocalEngine
@@ -24,6 +26,13 @@ from bnpdist.obs import Gaussian
 from bnpdist.priors import DP
 
 X = np.array([[0.0, 0.1], [0.3, -0.2], [1.5, 1.4], [1.8, 1.2], [0.9, 0.6], [0.2, 0.0]])
+FAMILY = Gaussian(np.zeros(2), 1.0, 4.0, 0.5 * np.eye(2))
+SAMPLERS = {
+    "subcluster": lambda engine, data, n_iter: subcluster.run_subcluster(
+        engine, data, FAMILY, DP(1.0), n_iter=n_iter, random_state=0, labels_every=True),
+    "ddpm-svm": lambda engine, data, n_iter: discriminative.run_ddpm_partitioned(
+        engine, data, FAMILY, DP(1.0), loss="svm", n_iter=n_iter, random_state=0, labels_every=True),
+}
 
 
 def _scheduler_state(dask_scheduler):
@@ -33,6 +42,7 @@ def _scheduler_state(dask_scheduler):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sampler", choices=sorted(SAMPLERS), default="subcluster")
     ap.add_argument("--iters", type=int, default=1500)
     ap.add_argument("--every", type=int, default=250)
     ap.add_argument("--before", action="store_true", help="no reroot, Dask's spans extension on")
@@ -40,7 +50,7 @@ def main(argv=None) -> None:
     ap.add_argument("--local", action="store_true", help="the in-process engine")
     a = ap.parse_args(argv)
     if a.before:
-        subcluster.REROOT_EVERY = a.iters + 1
+        subcluster.REROOT_EVERY = discriminative.REROOT_EVERY = a.iters + 1
     if a.before or a.spans:
         dask_engine._without_spans = dict
     proc = psutil.Process()
@@ -49,8 +59,7 @@ def main(argv=None) -> None:
     rows, tic = [], time.perf_counter()
     with engine:
         data = engine.partitions(X, n_partitions=2)
-        for snap in subcluster.run_subcluster(engine, data, Gaussian(np.zeros(2), 1.0, 4.0, 0.5 * np.eye(2)),
-                                              DP(1.0), n_iter=a.iters, random_state=0, labels_every=True):
+        for snap in SAMPLERS[a.sampler](engine, data, a.iters):
             it = snap.step + 1
             if it % a.every == 0:
                 gc.collect()
