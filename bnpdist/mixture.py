@@ -35,7 +35,7 @@ from .inference.features import Projection
 from .inference.labels import remap_labels
 from .inference.merge import VarState
 from .inference.snapshot import Snapshot
-from .hyper import free_coordinates, search
+from .hyper import SUBSAMPLE, free_coordinates, search
 from .inputs import check_init_labels, check_input, family_counts, family_vocab_size
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_dict
@@ -57,6 +57,10 @@ DP_ONLY = {"ddpm-svm", "ddpm-lr"}
 STARTS_FROM_LABELS = {"gibbs", "subcluster", "ddpm-svm", "ddpm-lr"}
 #: discriminative samplers → their loss (hyperplanes, :meth:`BNPMixture.decision_function`)
 DISCRIMINATIVE = {"ddpm-svm": "svm", "ddpm-lr": "lr"}
+#: ``partial_fit`` on dense data keeps the rows seen while they number at most this many (the
+#: evidence search's subsample: a batch fit of so few rows searches on all of them) and refits them
+#: as a batch fit; past it, ADF folds each batch into the last refit's state
+STREAM_REFIT_ROWS = SUBSAMPLE
 #: ``n_iter=None``: the algorithm's own default, EP passes (the ADF pass included) or sampler
 #: sweeps (enough for the samplers' point estimate to settle on the quality league's sets,
 #: docs/SAMPLERS.md); ADF makes one pass whatever ``n_iter``
@@ -102,6 +106,11 @@ class FitConfig:
         """Samplers: snapshot ``step`` carries its labels (``iter_fit`` only: the kept sweeps'
         lattice, burn-in included; drivers add the last)."""
         return self.snapshot_labels and on_lattice(step, self.burn_in, self.thin)
+
+
+def _dense_rows(block, seed):
+    """One partition's rows as a float array (the rows ``partial_fit`` keeps)."""
+    return np.asarray(block, dtype=np.float64)
 
 
 def _moments(block, seed):
@@ -173,7 +182,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     prior : DP | NGGP, default DP(1.0)
     obs : Multinomial | Polya | Gaussian | Bernoulli, default Multinomial(base="corpus") for sparse / CSR
         input and Gaussian() for dense input; data-driven defaults are filled from the data (for
-        ``partial_fit``: from the first batch).  :class:`~bnpdist.obs.Polya` models bursty
+        ``partial_fit``: from the first batch, or for dense data from every row seen while they
+        number at most :data:`STREAM_REFIT_ROWS`).  :class:`~bnpdist.obs.Polya` models bursty
         documents (words that repeat within a document)
     algorithm : name in :data:`ALGORITHMS` ("adf": one streaming pass; "ep": an ADF pass then
         EP passes)
@@ -208,7 +218,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     hyperparameters : "auto" chooses, before fitting, every hyperparameter left unset (``obs=None`` or a family
         parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per
         candidate on a subsample (:mod:`bnpdist.hyper`; ``partial_fit`` searches on its first
-        batch and keeps the choice); "fixed" uses the data-driven defaults
+        batch and keeps the choice; on dense data it searches again on every row seen while they
+        number at most :data:`STREAM_REFIT_ROWS`); "fixed" uses the data-driven defaults
     warm_start : "ep" only: a fitted model's next ``fit`` starts from its state (scikit-learn's
         ``warm_start``): the fitted prior, family and statistics give every row its first local
         contribution in one round (:meth:`~bnpdist.distributed.variational.VariationalRun.warm`)
@@ -386,7 +397,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                              f"algorithm={self.algorithm!r} does not take it"
                              + (" (Anneal Subsample starts from the empty subsample)"
                                 if self.algorithm == "anneal" else ""))
-        for name in ("hyperplanes_", "discriminative_features_"):
+        for name in ("hyperplanes_", "discriminative_features_", "stream_rows_"):
             self.__dict__.pop(name, None)
         warm = self._warm_state()
         X = self._input(X, fitted=warm is not None)
@@ -487,12 +498,47 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         corpus base measure (bag-of-words ``obs=None`` or ``base="corpus"``) gains each batch's
         word counts.
 
+        Dense data with ``algorithm`` "adf" or "ep" (and no ``warm_start``): while the rows seen
+        number at most :data:`STREAM_REFIT_ROWS`, they are kept (``stream_rows_``) and refitted
+        from scratch as one batch (Gaussian defaults, hyperparameter search, ADF and EP over all
+        of them), so the model equals the batch fit of every row seen; the first batch alone (a
+        tenth of a small set, or one class of a sorted one) resolves a poor scale and search.
+        The batch that passes the bound and all later ones are folded in by ADF as above.
+
         ``labels_`` then covers every row seen: the labels each earlier row got when its batch
         was folded in (renumbered through later merges, not rescored: ``predict`` rescores),
-        followed by this batch's after the update.
+        followed by this batch's after the update (after a refit: the batch fit's labels).
         """
         fitted = hasattr(self, "stats_")
         X = self._input(X, fitted)
+        with self._engine(X) as engine:
+            rows = self._rows_to_refit(engine, engine.partitions(X, n_partitions=self.n_partitions), fitted)
+        if rows is None:
+            self.__dict__.pop("stream_rows_", None)
+            return self._fold_in(X, fitted)
+        names = getattr(self, "feature_names_in_", None)
+        self.fit(rows)
+        self.stream_rows_ = rows
+        if names is not None:
+            self.feature_names_in_ = names
+        return self
+
+    def _rows_to_refit(self, engine, data, fitted: bool) -> np.ndarray | None:
+        """The dense rows kept so far plus this batch's, or None when ``partial_fit`` folds the
+        batch in instead (count data, samplers, ``warm_start``, past :data:`STREAM_REFIT_ROWS`,
+        or a model fitted by ``fit``)."""
+        kept = getattr(self, "stream_rows_", None)
+        if (data.kind != "dense" or self.warm_start or self.algorithm not in ("adf", "ep")
+                or (fitted and kept is None)):
+            return None
+        n_kept = 0 if kept is None else len(kept)
+        if n_kept + data.n_total > STREAM_REFIT_ROWS:
+            return None
+        new = np.concatenate(engine.map_gather(_dense_rows, data, key="stream-rows"))
+        return new if kept is None else np.concatenate([kept, new])
+
+    def _fold_in(self, X, fitted: bool) -> "BNPMixture":
+        """One batch by streaming ADF (+ EP over the batch), as :meth:`partial_fit` describes."""
         if fitted:
             config = self._config(self.prior_, self.seed_)
         else:
@@ -648,6 +694,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         arrays = {**stats.to_arrays(), "ek": self.ek_}
         if hasattr(self, "labels_"):
             arrays["labels"] = self.labels_
+        if getattr(self, "stream_rows_", None) is not None:
+            arrays["stream_rows"] = self.stream_rows_
         if getattr(self, "hyperplanes_", None) is not None:
             f = self.discriminative_features_
             arrays.update({"hyperplanes": self.hyperplanes_, "features.mean": f.mean,
@@ -675,6 +723,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         est.vocabulary_ = read_vocab(str(path), None) if (path / "vocab.txt").is_file() else None
         if "labels" in arrays:
             est.labels_ = arrays["labels"]
+        if "stream_rows" in arrays:
+            est.stream_rows_ = arrays["stream_rows"]
         if "hyperplanes" in arrays:
             H, f = arrays["hyperplanes"], Projection(arrays["features.mean"], arrays["features.components"])
             if H.shape != (est.stats_.K, f.n_features) or f.mean.shape != (est.obs_.n_features,):

@@ -120,6 +120,33 @@ def test_partial_fit_twice_equals_fit_on_concatenation(bars):
     assert two.n_iter_ == 1 and two.converged_
 
 
+def test_dense_stream_refits_the_rows_seen_to_the_batch_fit(tmp_path, monkeypatch):
+    """Dense partial_fit over 10 batches of iris in class order (the first batch holds one
+    species): the final model is the batch fit's, NMI within 0.02 of it (it was 0.70 vs 0.73 when
+    the first batch alone chose the Gaussian's scale and the hyperparameters).  A saved model
+    keeps its rows; past STREAM_REFIT_ROWS the batches are folded in by ADF."""
+    from sklearn.datasets import load_iris
+    import bnpdist.mixture as mixture
+    X, y = load_iris(return_X_y=True)
+    batch = BNPMixture(random_state=0).fit(X)
+    stream = BNPMixture(random_state=0)
+    for a in range(0, 150, 15):
+        stream.partial_fit(X[a:a + 15])
+    assert abs(nmi(y, stream.predict(X)) - nmi(y, batch.predict(X))) < 0.02
+    assert np.array_equal(stream.predict(X), batch.predict(X)) and stream.hyper_search_["chosen"] == batch.hyper_search_["chosen"]
+    assert np.array_equal(stream.labels_, batch.labels_) and stream.n_rows_seen_ == 150
+    stream.save(tmp_path / "m")
+    np.testing.assert_array_equal(BNPMixture.load(tmp_path / "m").stream_rows_, X)
+    assert not hasattr(BNPMixture(random_state=0).fit(X[:60]).partial_fit(X[60:90]), "stream_rows_")
+    monkeypatch.setattr(mixture, "STREAM_REFIT_ROWS", 100)
+    est = BNPMixture(random_state=0)
+    for a in range(0, 150, 50):
+        est.partial_fit(X[a:a + 50])
+        assert hasattr(est, "stream_rows_") == (a + 50 <= 100)
+    first = BNPMixture(random_state=0).fit(X[:100])
+    assert est.hyper_search_["chosen"] == first.hyper_search_["chosen"] and est.n_rows_seen_ == 150
+
+
 def test_defaults_and_input_kinds():
     Xd, _ = make_blobs(60, n_features=2, centers=2, random_state=0)
     assert isinstance(BNPMixture().fit(Xd).obs_, Gaussian)
