@@ -511,8 +511,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         """
         fitted = hasattr(self, "stats_")
         X = self._input(X, fitted)
-        with self._engine(X) as engine:
-            rows = self._rows_to_refit(engine, engine.partitions(X, n_partitions=self.n_partitions), fitted)
+        kept = getattr(self, "stream_rows_", None)
+        rows = None
+        if not (self.warm_start or self.algorithm not in ("adf", "ep") or (fitted and kept is None)):
+            with self._engine(X) as engine:      # only while a refit may still apply
+                rows = self._rows_to_refit(engine, engine.partitions(X, n_partitions=self.n_partitions), kept)
         if rows is None:
             self.__dict__.pop("stream_rows_", None)
             return self._fold_in(X, fitted)
@@ -523,13 +526,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             self.feature_names_in_ = names
         return self
 
-    def _rows_to_refit(self, engine, data, fitted: bool) -> np.ndarray | None:
-        """The dense rows kept so far plus this batch's, or None when ``partial_fit`` folds the
-        batch in instead (count data, samplers, ``warm_start``, past :data:`STREAM_REFIT_ROWS`,
-        or a model fitted by ``fit``)."""
-        kept = getattr(self, "stream_rows_", None)
-        if (data.kind != "dense" or self.warm_start or self.algorithm not in ("adf", "ep")
-                or (fitted and kept is None)):
+    def _rows_to_refit(self, engine, data, kept) -> np.ndarray | None:
+        """The dense rows ``kept`` so far plus this batch's, or None when ``partial_fit`` folds the
+        batch in instead (count data, or past :data:`STREAM_REFIT_ROWS`; samplers, ``warm_start``
+        and models fitted by ``fit`` never get here)."""
+        if data.kind != "dense":
             return None
         n_kept = 0 if kept is None else len(kept)
         if n_kept + data.n_total > STREAM_REFIT_ROWS:
