@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from .data.errors import CorpusError
+from .obs.registry import BY_CLI, cli_flags
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
 CLUSTER_KEYS = ("scheduler", "local", "n_workers", "tls_ca", "tls_cert", "tls_key", "worker_timeout")
@@ -137,9 +138,10 @@ def progress(desc: str, unit: str):
 
 
 # --- model flags -------------------------------------------------------------------------
-MODEL_KEYS = ("algorithm", "prior", "alpha", "a", "sigma", "tau", "family", "beta", "kappa0",
-              "nu0", "bern_a", "bern_b", "n_iter", "epsilon", "merge_threshold", "batch_size",
-              "seed", "hyperparameters", "w")
+MODEL_KEYS = ("algorithm", "prior", "alpha", "a", "sigma", "tau", "family", "n_iter", "epsilon",
+              "merge_threshold", "batch_size", "seed", "hyperparameters", "w")
+#: the observation families' own flags (``--beta``, ``--kappa0``, ...), from their registry
+FAMILY_FLAGS = cli_flags()
 #: the names of ``bnpdist.mixture.ALGORITHMS`` (kept here so --help needs no numba import;
 #: tests/test_cli.py checks the two agree)
 ALGORITHM_NAMES = ("adf", "ep", "gibbs", "subcluster", "anneal", "ddpm-svm", "ddpm-lr")
@@ -179,20 +181,11 @@ def model_options(f):
                      help="NGGP discount σ in [0, 1) (0.5: normalized inverse Gaussian; implies --prior nggp)."),
         click.option("--tau", type=float, default=None, show_default="1.0",
                      help="NGGP tilting τ ≥ 0 (implies --prior nggp)."),
-        click.option("--family", type=click.Choice(["multinomial", "gaussian", "bernoulli"]),
+        click.option("--family", type=click.Choice(list(BY_CLI)),
                      default=None, show_default="multinomial for bag-of-words, gaussian for dense",
                      help="Observation family."),
-        click.option("--beta", type=float, default=None,
-                     show_default="searched with --hyperparameters auto, else min(0.1·V, mean document length)",
-                     help="Multinomial: Dirichlet concentration β."),
-        click.option("--kappa0", type=float, default=None, show_default="library default",
-                     help="Gaussian: NIW mean precision κ0."),
-        click.option("--nu0", type=float, default=None, show_default="library default",
-                     help="Gaussian: NIW degrees of freedom ν0."),
-        click.option("--bern-a", type=float, default=None, show_default="searched, else 1.0",
-                     help="Bernoulli: Beta prior a."),
-        click.option("--bern-b", type=float, default=None, show_default="searched, else 1.0",
-                     help="Bernoulli: Beta prior b."),
+        *(click.option(f.flag, f.dest, type=float, default=None, show_default=f.default, help=f.help)
+          for f in FAMILY_FLAGS),
         click.option("--w", "w", type=float, cls=LibraryDefault,
                      help="ddpm-*: prior variance of the cluster hyperplanes η_k ~ N(0, w·I)."),
         click.option("--n-iter", type=int, cls=LibraryDefault,
@@ -217,7 +210,8 @@ def model_options(f):
 
 def _spec(kw: dict):
     from .ops.estimator import ModelSpec
-    return ModelSpec(**{k: kw.pop(k) for k in MODEL_KEYS})
+    return ModelSpec(**{k: kw.pop(k) for k in MODEL_KEYS},
+                     obs_params={f.dest: kw.pop(f.dest) for f in FAMILY_FLAGS})
 
 
 def _build(spec):

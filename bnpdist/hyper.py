@@ -1,7 +1,7 @@
 """Hyperparameters chosen from the data: ``hyperparameters="auto"`` of ``BNPMixture`` and
 ``BNPHMM`` (issue 7).
 
-Seed 000 (§4.2) picks its hyperparameters by a grid search on a 1,000-document subset; this
+Tank et al. (2015, §4.2) pick their hyperparameters by a grid search on a 1,000-document subset; this
 module automates that.  Every hyperparameter the user left unset — ``obs=None`` or a family
 parameter ``None`` (Multinomial β; Gaussian covariance structure and NIW scale; Bernoulli a, b),
 and for count data the process (``prior=None``: mass a and discount σ, σ = 0 being DP(a)) — is
@@ -29,8 +29,8 @@ Search, by coordinates in turn (observation prior first, then a, then σ):
    coordinate a geometric grid x0·4^k, k = −1..1, around the data-driven default (the
    families' ``resolve`` rules), extended by ×4 while the best point is on its edge (at most
    :data:`MAX_EXTEND` times), then the midpoints ×2^±1 of the best point; bag-of-words with
-   ``obs=None`` (the corpus base, β = 4 L) first try the base measure (:data:`BASES`; the
-   uniform base's β starts at L), then β, then the documents' burstiness (:data:`S_VALUES`: the
+   ``obs=None`` (the corpus base, β = 4 L) first try the base measure (:data:`~bnpdist.obs.multinomial.BASES`; the
+   uniform base's β starts at L), then β, then the documents' burstiness (:data:`~bnpdist.obs.multinomial.S_VALUES`: the
    multinomial or :class:`~bnpdist.obs.Polya` at concentration s; every candidate's score bounds
    the likelihood of the raw counts, so they compare) jointly with β on the grid β·4^k, k = 0..2,
    since table counts shift β's scale; there β stays within ×1..×4 of its start and the mass a
@@ -63,8 +63,7 @@ from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed import LocalEngine
 from .distributed.variational import VariationalRun
 from .inference.adf import check_epsilon
-from .obs import Bernoulli, Gaussian, Multinomial, Polya
-from .obs.gaussian import COV_FRACTION, COVARIANCES, FULL_MAX_D, MAX_COV_FRACTION, MIN_COV_FRACTION
+from .obs.gaussian import MAX_COV_FRACTION, MIN_COV_FRACTION
 from .obs.multinomial import CORPUS_DOCS
 from .priors import DP, NGGP
 
@@ -81,13 +80,9 @@ STEP, WIDTH, MAX_EXTEND = 2, 1, 3
 #: discounts tried when the prior is unset (σ = 0: the DP); τ of the NGGP candidates
 SIGMAS = (0.0, 0.25, 0.5, 0.75)
 TAU = 1.0
-#: bag-of-words, ``obs=None``: the documents' Pólya concentrations s tried (None: the multinomial,
-#: s = ∞; a user's ``Polya(s=None)`` tries the finite ones), each with β·4^k for k in BURST_BETA
-S_VALUES = (None, 300.0, 60.0, 12.0, 3.0)
+#: bag-of-words, ``obs=None``: each Pólya concentration s (:data:`~bnpdist.obs.multinomial.S_VALUES`)
+#: is tried with β·4^k for k in BURST_BETA
 BURST_BETA = (0, 1, 2)
-#: bag-of-words, ``obs=None``: the base measures tried; on the uniform base β is the grid's
-#: value / CORPUS_DOCS (it starts at one average document, the corpus base at CORPUS_DOCS)
-BASES = ("corpus", "uniform")
 #: bag-of-words with the family free: grid positions allowed (log2 steps from the start; None:
 #: unbounded).  β stays within ×1..×4 of its start: below it the held-out score follows one
 #: document's rare words to clusters of one (news: β = L gives K = 990 of 2,000, median size 1),
@@ -107,64 +102,30 @@ SUBSAMPLE_PASS = 1 << 20
 
 
 def free_coordinates(obs_user, family, prior_user) -> dict:
-    """Start values of the unset hyperparameters, by name ("obs.*", "prior.*").
+    """Start values of the unset hyperparameters, by name ("obs.*": the family's own
+    :meth:`~bnpdist.obs.base.ObsFamily.free_coordinates`; "prior.*": the mass a and discount σ
+    when the prior is unset and the family's search chooses it).
 
     ``obs_user``/``prior_user``: what the user gave (None: unset); ``family``: the resolved
     default family (its values are the starting points).
     """
-    def unset(attr):
-        return obs_user is None or getattr(obs_user, attr) is None
-    free = {}
-    if isinstance(family, Multinomial):
-        if obs_user is None and family.base is not None:   # the family is free (corpus base)
-            free["obs.base"], free["obs.beta"], free["obs.s"] = BASES, family.beta, S_VALUES
-        else:
-            if unset("beta"):
-                free["obs.beta"] = family.beta
-            if isinstance(obs_user, Polya) and obs_user.s is None:
-                free["obs.s"] = S_VALUES[1:]
-    elif isinstance(family, Gaussian):
-        if unset("covariance") and unset("Lambda0") and family.n_features <= FULL_MAX_D:
-            free["obs.covariance"] = tuple(sorted(COVARIANCES, key=lambda c: c != family.covariance))
-        if unset("Lambda0"):
-            free["obs.cov_fraction"] = COV_FRACTION     # κ0 is not searched (KAPPA0)
-    elif isinstance(family, Bernoulli):
-        for p in ("a", "b"):
-            if unset(p):
-                free[f"obs.{p}"] = float(getattr(family, p))
-    if prior_user is None and not isinstance(family, Gaussian):
+    free = {f"obs.{k}": v for k, v in family.free_coordinates(obs_user).items()}
+    if prior_user is None and family.searches_prior:
         free["prior.a"], free["prior.sigma"] = 1.0, SIGMAS
     return free
 
 
 def build(family, prior, values: dict, template=None, summary=None):
-    """(family, prior) with the named hyperparameters replaced by ``values``.  A Gaussian is
-    rebuilt from ``template`` (the user's unresolved family) and the data ``summary``, so that
-    its unset parameters follow the chosen covariance structure and within-cluster fraction."""
+    """(family, prior) with the named hyperparameters replaced by ``values`` (the family's by
+    :meth:`~bnpdist.obs.base.ObsFamily.with_coordinates`, given ``template``, the user's
+    unresolved family, and the data ``summary``)."""
     obs = {k[4:]: v for k, v in values.items() if k.startswith("obs.")}
-    if isinstance(family, Multinomial) and obs:
-        family = _documents(family, obs)
-    elif isinstance(family, Gaussian) and obs:
-        params = template.get_params(deep=False)
-        if "covariance" in obs:
-            params["covariance"] = obs["covariance"]
-        family = Gaussian(**params).resolve(summary, cov_fraction=obs.get("cov_fraction", COV_FRACTION))
-    elif isinstance(family, Bernoulli) and obs:
-        family = Bernoulli(obs.get("a", family.a), obs.get("b", family.b), family.d)
+    if obs:
+        family = family.with_coordinates(obs, template, summary)
     if "prior.a" in values:
         a, s = values["prior.a"], values.get("prior.sigma", 0.0)
         prior = DP(a) if s == 0.0 else NGGP(a, s, TAU)
     return family, prior
-
-
-def _documents(family: Multinomial, obs: dict) -> Multinomial:
-    """The bag-of-words family for the values ``obs`` (beta, base, s) of the searched coordinates.
-
-    ``family`` is the resolved default; Pólya candidates take their table counts at its base."""
-    beta = obs.get("beta", family.beta)
-    s = obs.get("s", getattr(family, "s", None))
-    base = None if obs.get("base") == "uniform" else family.base
-    return Multinomial(beta, base, family.V) if s is None else Polya(beta, s, base, family.V)
 
 
 def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
@@ -356,14 +317,12 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     ``BNPMixture.hyper_search_``.  A Gaussian family is searched by evidence (``template``: the
     user's unresolved family, ``summary``: the data summary), any other by held-out score."""
     tic, cpu = time.perf_counter(), time.process_time()
-    evidence = isinstance(family, Gaussian)
+    evidence = family.search_by == "evidence"
     method = (f"log joint p(x, z) after one ADF pass, ties within {TIE_NATS:g} nats" if evidence else
               f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, ties within {SE_RULE:g} paired SEs")
     record = {"method": f"{method}; coordinate search, ties to the defaults", "free": sorted(free)}
     if not free:
         return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0, "cpu_seconds": 0.0}
-    if evidence and template is None:
-        template = Gaussian()
     sub = subsample(engine, data, seed, evidence)
     s = _Search(engine, sub, family, prior, free, epsilon=epsilon, merge_threshold=merge_threshold, seed=seed,
                 evidence=evidence, template=template, summary=summary)

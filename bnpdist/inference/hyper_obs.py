@@ -6,11 +6,12 @@ Given the clusters' statistics the collapsed likelihood is Π_k p(x_k | θ) (the
     log p(t | z, x) = Σ_k log p(x_k | e^t) + t − e^t/m + const,
 
 and one slice step (Neal 2003, stepping out + shrinkage) on t leaves it invariant; the
-collapsed Gibbs sampler takes one per sweep with ``hyper="sample"``.  Sampled: the Multinomial
-β (m = V: one pseudo-count per word on average); the Bernoulli a and b when scalar (m = 1; one
+collapsed Gibbs sampler takes one per sweep with ``hyper="sample"``.  Each family names what
+it resamples and m (:meth:`~bnpdist.obs.base.ObsFamily.resampled`: the Multinomial β with
+m = V, one pseudo-count per word on average; the Bernoulli a and b when scalar, m = 1, one
 step each, given the other).  The hyperprior must be proper: p(x_k | β) tends to a positive
 constant as β → ∞, so a flat prior on log β would drift to its bound.  Support truncated to
-[e^LOW, e^HIGH].  Other families (and per-feature arrays) are returned unchanged.
+[e^LOW, e^HIGH].  A family that resamples nothing is returned unchanged.
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import math
 
 import numpy as np
 
-from ..obs import Bernoulli, Multinomial
 from ..priors.base import slice_step
 
 #: support of t = log θ
@@ -37,14 +37,12 @@ def _step(rng, make, stats, mean: float, t0: float) -> float:
 
 
 def sample_obs_hyper(rng: np.random.Generator, family, stats):
-    """One slice step per sampled hyperparameter of ``family`` given ``stats``; a new family."""
-    if isinstance(family, Multinomial):
-        beta = _step(rng, lambda b: family.replace(beta=b), stats, family.V, math.log(family.beta))
-        return family.replace(beta=beta)
-    if isinstance(family, Bernoulli) and np.ndim(family.a) == 0 and np.ndim(family.b) == 0:
-        a = _step(rng, lambda x: Bernoulli(x, family.b, family.d), stats, 1.0, math.log(family.a))
-        b = _step(rng, lambda x: Bernoulli(a, x, family.d), stats, 1.0, math.log(family.b))
-        return Bernoulli(a, b, family.d)
+    """One slice step per hyperparameter the family resamples
+    (:meth:`~bnpdist.obs.base.ObsFamily.resampled`, in its order, each given the others'
+    current values) given ``stats``; a new family (``family`` itself when it resamples none)."""
+    for name, mean in family.resampled().items():
+        value = _step(rng, lambda x: family.replace(**{name: x}), stats, mean, math.log(getattr(family, name)))
+        family = family.replace(**{name: value})
     return family
 
 

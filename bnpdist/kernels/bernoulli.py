@@ -70,3 +70,46 @@ def log_pred_block(X, state, nslots, out):
     """out[i, k] = log f_k(x_i) for every row of a dense block and the first ``nslots`` clusters."""
     for i in range(X.shape[0]):
         score_row(X[i], state, nslots, out[i])
+
+
+# --- explicit-parameter draws (the sub-cluster sampler) ---------------------------------
+@numba.njit(nogil=True, cache=True)
+def bernoulli_loglik(X, D, S0, sel, out):
+    """out[i, j] = S0_k + Σ_l x_il D_lk, k = sel[i, j]."""
+    n, d = X.shape
+    for i in range(n):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        for j in range(row.shape[0]):
+            k = row[j]
+            s = S0[k]
+            for l in range(d):
+                if X[i, l] != 0.0:
+                    s += X[i, l] * D[l, k]
+            out[i, j] = s
+
+
+@numba.njit(nogil=True, cache=True)
+def bernoulli_side_loglik(X, A1, A0, T, D, S0, sel, own, out):
+    """out[i, j] = Σ_l x_il log(A1_lk − δx_il) + (1 − x_il) log(A0_lk − δ(1 − x_il)) − log(T_lk − δ),
+    k = sel[i, j], δ = [k = own_i]: the predictive of row i under k's statistics without row i
+    (δ = 0: S0_k + Σ_{x_il ≠ 0} x_il D_lk)."""
+    n, d = X.shape
+    for i in range(n):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        for j in range(row.shape[0]):
+            k = row[j]
+            s = 0.0
+            if k != own[i]:
+                s = S0[k]
+                for l in range(d):
+                    if X[i, l] != 0.0:
+                        s += X[i, l] * D[l, k]
+            else:
+                for l in range(d):
+                    x = X[i, l]
+                    if x != 0.0:
+                        s += x * math.log(A1[l, k] - x)
+                    if x != 1.0:
+                        s += (1.0 - x) * math.log(A0[l, k] - (1.0 - x))
+                    s -= math.log(T[l, k] - 1.0)
+            out[i, j] = s

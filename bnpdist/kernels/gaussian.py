@@ -243,3 +243,46 @@ def hard_stats(X, mu0, labels, n, sx, sxx):
             sx[k, a] += y[a]
             for b in range(d):
                 sxx[k, a, b] += y[a] * y[b]
+
+
+# --- explicit-parameter draws (the sub-cluster sampler) ---------------------------------
+@numba.njit(nogil=True, cache=True)
+def gaussian_loglik(X, C, B, cst, sel, out):
+    """out[i, j] = cst_k − ½‖Cᵀ_k x_i − b_k‖², b_k = Cᵀ_k μ_k, k = sel[i, j] (per-row ``sel``;
+    C_k lower triangular, stored full so that the projection runs over contiguous rows)."""
+    n, d = X.shape
+    z = np.empty(d)
+    for i in range(n):
+        for j in range(sel.shape[1]):
+            k = sel[i, j]
+            for a in range(d):
+                z[a] = -B[k, a]
+            for b in range(d):
+                xb = X[i, b]
+                for a in range(d):
+                    z[a] += xb * C[k, b, a]
+            q = 0.0
+            for a in range(d):
+                q += z[a] * z[a]
+            out[i, j] = cst[k] - 0.5 * q
+
+
+@numba.njit(nogil=True, cache=True)
+def gaussian_loglik_all(X, WT, B, cst, out):
+    """out[i, k] = cst_k − ½ Σ_a (xᵢᵀ WT[:, kd + a] − B[kd + a])², WT[b, kd + a] = Cᵀ_k[a, b]:
+    every row against every cluster, the K·d projections of a row as one vectorised pass."""
+    n, d = X.shape
+    M = WT.shape[1]
+    z = np.empty(M)
+    for i in range(n):
+        for r in range(M):
+            z[r] = -B[r]
+        for b in range(d):
+            xb = X[i, b]
+            for r in range(M):
+                z[r] += xb * WT[b, r]
+        for k in range(cst.shape[0]):
+            q = 0.0
+            for r in range(k * d, k * d + d):
+                q += z[r] * z[r]
+            out[i, k] = cst[k] - 0.5 * q

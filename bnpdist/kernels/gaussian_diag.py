@@ -104,3 +104,18 @@ def hard_stats(X, mu0, labels, n, sx, sxx):
             sx[k, j] += y
             sxx[k, j] += y * y
 
+
+# --- explicit-parameter draws (the sub-cluster sampler) ---------------------------------
+@numba.njit(nogil=True, cache=True)
+def diag_loglik(X, P, B, cst, sel, out):
+    """out[i, j] = cst_k − ½ Σ_a (P_ka x_ia − B_ka)², k = sel[i, j]: log N(x_i; μ_k, diag(P_k⁻²))."""
+    n, d = X.shape
+    for i in range(n):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        for j in range(row.shape[0]):
+            k = row[j]
+            q = 0.0
+            for a in range(d):
+                z = P[k, a] * X[i, a] - B[k, a]
+                q += z * z
+            out[i, j] = cst[k] - 0.5 * q

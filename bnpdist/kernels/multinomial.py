@@ -231,3 +231,48 @@ def log_evidence_words(counts, bb, out):
                 else:
                     s += math.lgamma(bb[v] + c) - lg[v]
         out[k] = s
+
+
+# --- explicit-parameter draws (the sub-cluster sampler) ---------------------------------
+@numba.njit(nogil=True, cache=True)
+def multinomial_loglik(indptr, indices, data, lphi, sel, out):
+    """out[i, j] = Σ_v c_iv log φ_{k v}, k = sel[i, j]."""
+    for i in range(indptr.shape[0] - 1):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        for j in range(row.shape[0]):
+            out[i, j] = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            lv = lphi[indices[t]]
+            c = data[t]
+            for j in range(row.shape[0]):
+                out[i, j] += c * lv[row[j]]
+
+
+@numba.njit(nogil=True, cache=True)
+def multinomial_side_loglik(indptr, indices, data, A, T, sel, own, out):
+    """out[i, j] = Σ_v log (A_vk − δc_v)^(c_v) − log (T_k − δL_i)^(L_i), k = sel[i, j],
+    δ = [k = own_i], L_i = Σ_v c_iv: the predictive of row i under k's statistics without row i.
+    Small integer counts multiply Π_{j<c}(a + j) into one product, logged when it leaves
+    [1e-280, 1e280] and at the end of the row."""
+    for i in range(indptr.shape[0] - 1):
+        row = sel[i] if sel.shape[0] > 1 else sel[0]
+        L = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            L += data[t]
+        for j in range(row.shape[0]):
+            k = row[j]
+            d = 1.0 if k == own[i] else 0.0
+            s = -log_rising(T[k] - d * L, L)
+            p = 1.0
+            for t in range(indptr[i], indptr[i + 1]):
+                c = data[t]
+                a = A[indices[t], k] - d * c
+                if c <= MAX_PRODUCT and c == math.floor(c):
+                    for m in range(int(c)):
+                        p *= a + m
+                        if p > 1e280 or p < 1e-280:
+                            s += math.log(p)
+                            p = 1.0
+                else:
+                    s += log_rising(a, c)
+            out[i, j] = s + math.log(p)

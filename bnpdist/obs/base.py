@@ -146,6 +146,48 @@ class ObsFamily(Params, ABC):
     name: str = "base"
     #: "csr" (bag-of-words CSRBlock) or "dense" (float64 ndarray)
     block_kind: str = "dense"
+    #: how ``hyperparameters="auto"`` scores a candidate (:mod:`bnpdist.hyper`): "heldout" (the
+    #: held-out log predictive of one ADF pass) or "evidence" (the log joint after one ADF pass)
+    search_by: str = "heldout"
+    #: whether that search also chooses the allocation prior (mass a, discount σ) when unset
+    searches_prior: bool = True
+
+    def replace(self, **params) -> "ObsFamily":
+        """The same family (same class) with the given parameters changed."""
+        return type(self)(**{**self.get_params(deep=False), **params})
+
+    # --- hyperparameters -----------------------------------------------------------------
+    def free_coordinates(self, user: "ObsFamily | None") -> dict:
+        """The hyperparameters ``hyperparameters="auto"`` searches, by name, with their start
+        values: a number (a log coordinate, searched on the grid start·2^j) or a tuple (a
+        discrete one, every value tried).  ``self`` is the resolved default family, ``user`` the
+        family the user gave (None: unset); only what the user left unset is free."""
+        return {}
+
+    def with_coordinates(self, values: dict, template: "ObsFamily | None" = None,
+                         summary: "DataSummary | None" = None) -> "ObsFamily":
+        """The family at the searched ``values`` (named as by :meth:`free_coordinates`);
+        ``template``: the user's unresolved family, ``summary``: the data summary (for families
+        whose other defaults follow a searched value)."""
+        return self
+
+    # --- explicit-parameter draws (the sub-cluster sampler, :mod:`bnpdist.obs.draws`) ----
+    #: whether sub-clusters score rows by the collapsed predictive without the row
+    #: (:meth:`side_state`, :meth:`side_loglik`, :meth:`pseudo_row`) rather than by draws
+    collapsed_sides: bool = False
+
+    def draw_params(self, stats: SuffStats, rng) -> tuple:
+        """θ_k ~ p(θ | stats_k) for every cluster of ``stats``, as a tuple of arrays."""
+        raise TypeError(f"no parameter draws for {type(self).__name__}")
+
+    def params_loglik(self, block: Block, params: tuple, sel: np.ndarray, out: np.ndarray) -> None:
+        """``out[i, j] = log F(x_i | θ_{sel[i, j]})`` for :meth:`draw_params`' θ (``sel`` (n, m) or (1, m))."""
+        raise TypeError(f"no parameter draws for {type(self).__name__}")
+
+    def resampled(self) -> dict:
+        """The samplers' hyperparameter moves (:mod:`bnpdist.inference.hyper_obs`): constructor
+        parameter → mean of its Exponential hyperprior, stepped in this order; {}: none."""
+        return {}
 
     # --- set-up --------------------------------------------------------------------------
     @abstractmethod

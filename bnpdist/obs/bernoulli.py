@@ -7,6 +7,7 @@ from scipy.special import betaln
 
 from ..kernels import bernoulli as kern
 from .base import DataSummary, ObsFamily, SuffStats
+from .draws import log_gamma_draws
 
 #: a = None or b = None resolves to this pseudo-count (the uniform Beta(1, 1) prior)
 DEFAULT_AB = 1.0
@@ -45,6 +46,7 @@ class Bernoulli(ObsFamily):
 
     name = "Bernoulli"
     block_kind = "dense"
+    collapsed_sides = True
 
     def __init__(self, a=None, b=None, d=None):
         self.a = None if a is None else _param(a, "a")
@@ -58,6 +60,18 @@ class Bernoulli(ObsFamily):
 
     def __repr__(self):
         return f"Bernoulli(d={self.d})"
+
+    # --- hyperparameters -----------------------------------------------------------------
+    def free_coordinates(self, user) -> dict:
+        """a and b, each when unset (start: the resolved value)."""
+        return {p: float(getattr(self, p)) for p in ("a", "b") if user is None or getattr(user, p) is None}
+
+    def with_coordinates(self, values: dict, template=None, summary=None) -> "Bernoulli":
+        return Bernoulli(values.get("a", self.a), values.get("b", self.b), self.d)
+
+    def resampled(self) -> dict:
+        """Scalar a and b, each ~ Exponential(mean 1), a first (per-feature arrays: none)."""
+        return {"a": 1.0, "b": 1.0} if np.ndim(self.a) == 0 and np.ndim(self.b) == 0 else {}
 
     # --- set-up --------------------------------------------------------------------------
     @property
@@ -144,3 +158,34 @@ class Bernoulli(ObsFamily):
     @property
     def row_kernels(self):
         return kern.log_pred_row, kern.add_row
+
+    # --- explicit-parameter draws (:mod:`bnpdist.obs.draws`) ---------------------------
+    def draw_params(self, stats, rng) -> tuple:
+        """``(D (d, K) = log p − log(1−p), S0 (K,) = Σ_j log(1−p_j))``."""
+        a, b = self._ab()
+        l1 = log_gamma_draws(rng, a + stats["s1"])
+        l0 = log_gamma_draws(rng, b + stats.n[:, None] - stats["s1"])
+        lz = np.logaddexp(l1, l0)
+        return np.ascontiguousarray((l1 - l0).T), (l0 - lz).sum(axis=1)
+
+    def params_loglik(self, block, params, sel, out):
+        kern.bernoulli_loglik(np.ascontiguousarray(block, dtype=np.float64), *params, sel, out)
+
+    def side_state(self, stats) -> tuple:
+        """``(A1 = a + s1, A0 = b + n − s1, T = a + b + n)``, each (d, K), and for rows not counted:
+        ``D = log A1 − log A0`` (d, K), ``S0 = Σ_l log A0_l − log T_l`` (K,)."""
+        a, b = self._ab()
+        s1, n = stats["s1"].T, stats.n[None, :]
+        A1, A0, T = (np.ascontiguousarray(x) for x in (a[:, None] + s1, b[:, None] + n - s1,
+                                                        (a + b)[:, None] + n))
+        return A1, A0, T, np.ascontiguousarray(np.log(A1) - np.log(A0)), (np.log(A0) - np.log(T)).sum(axis=0)
+
+    def side_loglik(self, block, state, sel, own, out):
+        kern.bernoulli_side_loglik(np.ascontiguousarray(block, dtype=np.float64), *state, sel, own, out)
+
+    def pseudo_row(self, stats, rng):
+        """x̃ = p̃ ~ Beta(a + s1_k/n_k, b + 1 − s1_k/n_k): one fractional row."""
+        a, b = self._ab()
+        m = stats["s1"] / np.maximum(stats.n, 1.0)[:, None]
+        l1, l0 = log_gamma_draws(rng, a + m), log_gamma_draws(rng, b + 1.0 - m)
+        return SuffStats(stats.family, {"n": np.ones(stats.K), "s1": np.exp(l1 - np.logaddexp(l1, l0))})

@@ -1,12 +1,15 @@
 """Multivariate Gaussian with a Normal–Inverse-Wishart prior (Murphy 2007, §9)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
 from ..kernels import gaussian as kern
 from .base import DataSummary, ObsFamily, SuffStats
+from .registry import family_class
 
 #: resolve() defaults: κ0, ν0 − d, the within-cluster fraction c (E[Σ] = c·C of the data
 #: covariance C), and the ridge (relative to trace/d) added to a singular data covariance.
@@ -29,6 +32,7 @@ COVARIANCES = ("full", "diag")
 #: cluster against O(d) (d = 100: 200 s per search candidate on 1,200 rows, whose ADF pass
 #: opened 730 clusters), and it never scored better above d = 30 in our measurements
 FULL_MAX_D = 50
+_LOG_2PI = math.log(2.0 * math.pi)
 
 
 def _lmvgamma(a, d):
@@ -103,8 +107,7 @@ class Gaussian(ObsFamily):
         if covariance is not None and covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {COVARIANCES} or None, got {covariance!r}")
         if cls is Gaussian and covariance == "diag":
-            from .gaussian_diag import DiagGaussian
-            cls = DiagGaussian
+            cls = family_class("DiagGaussian")
         return super().__new__(cls)
 
     def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None):
@@ -160,6 +163,32 @@ class Gaussian(ObsFamily):
         return Gaussian(mean if self.mu0 is None else self.mu0,
                         KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0,
                         covariance="full")
+
+    # --- hyperparameters -----------------------------------------------------------------
+    search_by = "evidence"
+    searches_prior = False
+
+    def free_coordinates(self, user) -> dict:
+        """The covariance structure (:data:`COVARIANCES`, this family's first) when it and Λ0
+        are unset and d ≤ :data:`FULL_MAX_D`; the within-cluster fraction c (E[Σ] = c·C, start
+        :data:`COV_FRACTION`) when Λ0 is unset.  κ0 is not searched (:data:`KAPPA0`)."""
+        def unset(attr):
+            return user is None or getattr(user, attr) is None
+        free = {}
+        if unset("covariance") and unset("Lambda0") and self.n_features <= FULL_MAX_D:
+            free["covariance"] = tuple(sorted(COVARIANCES, key=lambda c: c != self.covariance))
+        if unset("Lambda0"):
+            free["cov_fraction"] = COV_FRACTION
+        return free
+
+    def with_coordinates(self, values: dict, template=None, summary=None) -> "Gaussian":
+        """Rebuilt from ``template`` (the user's unresolved family; None: ``Gaussian()``) and the
+        data ``summary``, so that its unset parameters follow the chosen covariance structure
+        and within-cluster fraction."""
+        params = (Gaussian() if template is None else template).get_params(deep=False)
+        if "covariance" in values:
+            params["covariance"] = values["covariance"]
+        return Gaussian(**params).resolve(summary, cov_fraction=values.get("cov_fraction", COV_FRACTION))
 
     def _d(self) -> int:
         if self.mu0 is None or self.Lambda0 is None or self.kappa0 is None or self.nu0 is None:
@@ -272,3 +301,33 @@ class Gaussian(ObsFamily):
     @property
     def row_kernels(self):
         return kern.log_pred_row, kern.add_row
+
+    # --- explicit-parameter draws (:mod:`bnpdist.obs.draws`) ---------------------------
+    def draw_params(self, stats, rng) -> tuple:
+        """``(mean (K, d), Ct (K, d, d) = Cᵀ upper, cst (K,))`` with Σ⁻¹ = C Cᵀ."""
+        kn, nun, mun, Ln = self._posterior(stats)
+        K, d = mun.shape
+        inv = np.linalg.inv(Ln)
+        S = np.linalg.cholesky(0.5 * (inv + np.swapaxes(inv, 1, 2)))      # chol of the Wishart scale
+        A = np.zeros((K, d, d))
+        lo = np.tril_indices(d, -1)
+        A[:, lo[0], lo[1]] = rng.standard_normal((K, len(lo[0])))
+        A[:, np.arange(d), np.arange(d)] = np.sqrt(rng.chisquare(nun[:, None] - np.arange(d)))
+        C = S @ A                                                           # Σ⁻¹ = C Cᵀ ~ W(Λ_n⁻¹, ν_n)
+        Ct = np.ascontiguousarray(np.swapaxes(C, 1, 2))
+        eps = rng.standard_normal((K, d, 1)) / np.sqrt(kn)[:, None, None]
+        mean = mun + np.linalg.solve(Ct, eps)[:, :, 0]                      # μ ~ N(μ_n, Σ/κ_n)
+        cst = -0.5 * d * _LOG_2PI + np.log(np.diagonal(C, axis1=1, axis2=2)).sum(axis=1)
+        return np.ascontiguousarray(mean), Ct, cst
+
+    def params_loglik(self, block, params, sel, out):
+        mean, Ct, cst = params
+        X = np.ascontiguousarray(block, dtype=np.float64)
+        B = np.einsum("kab,kb->ka", Ct, mean)
+        K, d = mean.shape
+        if sel.shape[0] == 1 and np.array_equal(sel[0], np.arange(K)):
+            WT = np.ascontiguousarray(Ct.transpose(2, 0, 1).reshape(d, K * d))
+            kern.gaussian_loglik_all(X, WT, B.reshape(-1), cst, out)
+        else:
+            kern.gaussian_loglik(X, np.ascontiguousarray(np.swapaxes(Ct, 1, 2)), B, cst,
+                                 np.broadcast_to(sel, (X.shape[0], sel.shape[1])), out)

@@ -7,7 +7,7 @@ from scipy.special import gammaln
 
 from ..kernels import gaussian_diag as kern
 from .base import DataSummary, SuffStats
-from .gaussian import COV_FRACTION, KAPPA0, NU0_MINUS_D, Gaussian, data_scale, prior_scale
+from .gaussian import _LOG_2PI, COV_FRACTION, KAPPA0, NU0_MINUS_D, Gaussian, data_scale, prior_scale
 
 
 class DiagGaussian(Gaussian):
@@ -150,3 +150,16 @@ class DiagGaussian(Gaussian):
     @property
     def row_kernels(self):
         return kern.log_pred_row, kern.add_row
+
+    # --- explicit-parameter draws (:mod:`bnpdist.obs.draws`) ---------------------------
+    def draw_params(self, stats, rng) -> tuple:
+        """``(P (K, d) = 1/σ, B (K, d) = μ/σ, cst (K,))``: σ⁻²_j ~ Gamma(ν_n/2, rate λ_nj/2),
+        μ_j | σ²_j ~ N(μ_nj, σ²_j/κ_n)."""
+        kn, nun, mun, lam = self._posterior(stats)
+        P = np.sqrt(rng.standard_gamma(np.broadcast_to(nun[:, None] / 2, lam.shape)) * 2.0 / lam)
+        mean = mun + rng.standard_normal(mun.shape) / (P * np.sqrt(kn)[:, None])
+        cst = -0.5 * mean.shape[1] * _LOG_2PI + np.log(P).sum(axis=1)
+        return np.ascontiguousarray(P), np.ascontiguousarray(P * mean), cst
+
+    def params_loglik(self, block, params, sel, out):
+        kern.diag_loglik(np.ascontiguousarray(block, dtype=np.float64), *params, sel, out)

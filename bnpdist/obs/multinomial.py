@@ -9,6 +9,8 @@ from ..data.blocks import CSRBlock
 from ..kernels import multinomial as kern
 from ..kernels.fastlog import vlog
 from .base import DataSummary, ObsFamily, SuffStats
+from .draws import log_gamma_draws
+from .registry import family_class
 
 #: beta=None resolves to min(BETA_PER_WORD · V, BETA_PER_TOKEN · mean document length): a Dirichlet
 #: weight of 0.1 per word under a uniform base, but a prior worth at most one average document
@@ -21,6 +23,12 @@ BETA_PER_TOKEN = 1.0
 #: words define a cluster of their own (docs/HYPERPARAMETERS.md)
 CORPUS_SMOOTHING = 0.5
 CORPUS_DOCS = 4.0
+#: ``hyperparameters="auto"`` with ``obs=None``: the base measures tried (on the uniform base β
+#: is the grid's value / CORPUS_DOCS: it starts at one average document, the corpus base at
+#: CORPUS_DOCS) and the documents' Pólya concentrations s (None: the multinomial, s = ∞; a
+#: user's ``Polya(s=None)`` tries the finite ones)
+BASES = ("corpus", "uniform")
+S_VALUES = (None, 300.0, 60.0, 12.0, 3.0)
 
 
 def corpus_base(summary: DataSummary) -> np.ndarray | None:
@@ -61,6 +69,7 @@ class Multinomial(ObsFamily):
 
     name = "Multinomial"
     block_kind = "csr"
+    collapsed_sides = True
 
     def __init__(self, beta=None, base=None, V=None):
         if isinstance(base, str):
@@ -104,9 +113,29 @@ class Multinomial(ObsFamily):
                 beta = min(beta, BETA_PER_TOKEN * summary.mean_length)
         return self.replace(beta=beta, base=base, V=V)
 
-    def replace(self, **params) -> "Multinomial":
-        """The same family (same class) with the given parameters changed."""
-        return type(self)(**{**self.get_params(deep=False), **params})
+    # --- hyperparameters -----------------------------------------------------------------
+    def free_coordinates(self, user) -> dict:
+        """With ``obs=None`` (the corpus base) the family itself is free: the base measure
+        (:data:`BASES`), β and the documents' burstiness s (:data:`S_VALUES`); else β when
+        unset, and s (its finite values) for a user's ``Polya(s=None)``."""
+        if user is None and self.base is not None:
+            return {"base": BASES, "beta": self.beta, "s": S_VALUES}
+        free = {} if user is not None and user.beta is not None else {"beta": self.beta}
+        if isinstance(user, family_class("Polya")) and user.s is None:
+            free["s"] = S_VALUES[1:]
+        return free
+
+    def with_coordinates(self, values: dict, template=None, summary=None) -> "Multinomial":
+        """The bag-of-words family at ``values`` (beta, base, s): the multinomial for s = None,
+        else the :class:`~bnpdist.obs.Polya` at s, whose table counts take the resolved base."""
+        beta = values.get("beta", self.beta)
+        s = values.get("s", getattr(self, "s", None))
+        base = None if values.get("base") == "uniform" else self.base
+        return Multinomial(beta, base, self.V) if s is None else family_class("Polya")(beta, s, base, self.V)
+
+    def resampled(self) -> dict:
+        """β ~ Exponential(mean V): one pseudo-count per word on average."""
+        return {"beta": self.V}
 
     def _bb(self) -> np.ndarray:
         """β·b, shape (V,)."""
@@ -194,3 +223,30 @@ class Multinomial(ObsFamily):
     @property
     def row_kernels(self):
         return kern.log_pred_row, kern.add_row
+
+    # --- explicit-parameter draws (:mod:`bnpdist.obs.draws`) ---------------------------
+    def draw_params(self, stats, rng) -> tuple:
+        """``(log φ (V, K),)``, word-major, φ_k ~ Dir(βb + N_k)."""
+        lg = log_gamma_draws(rng, self._bb() + stats["counts"])
+        top = lg.max(axis=1, keepdims=True)
+        lphi = lg - top - np.log(np.exp(lg - top).sum(axis=1, keepdims=True))
+        return (np.ascontiguousarray(lphi.T),)
+
+    def params_loglik(self, block, params, sel, out):
+        block = block if isinstance(block, CSRBlock) else CSRBlock.from_scipy(block)
+        kern.multinomial_loglik(block.indptr, block.indices, block.data, params[0], sel, out)
+
+    def side_state(self, stats) -> tuple:
+        """``(A (V, K) = βb + N_k word-major, T (K,) = β + N_k)``."""
+        return (np.ascontiguousarray((self._bb() + stats["counts"]).T), self.beta + stats["total"])
+
+    def side_loglik(self, block, state, sel, own, out):
+        block = block if isinstance(block, CSRBlock) else CSRBlock.from_scipy(block)
+        kern.multinomial_side_loglik(block.indptr, block.indices, block.data, *state, sel, own, out)
+
+    def pseudo_row(self, stats, rng):
+        """Counts L̄_k φ̃ (length L̄_k = N_k/n_k), φ̃ ~ Dir(βb + N_k/n_k)."""
+        mean_len = stats["total"] / np.maximum(stats.n, 1.0)
+        lphi = Multinomial.draw_params(self, stats.scale(1.0 / np.maximum(stats.n, 1.0)), rng)[0].T
+        counts = mean_len[:, None] * np.exp(lphi)
+        return SuffStats(stats.family, {"n": np.ones(stats.K), "counts": counts, "total": counts.sum(axis=1)})

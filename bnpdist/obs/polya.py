@@ -119,3 +119,32 @@ class Polya(Multinomial):
     @property
     def row_kernels(self):
         return kern.log_pred_row, kern.add_row
+
+    # --- explicit-parameter draws (:mod:`bnpdist.obs.draws`) ---------------------------
+    def _draw_extra(self) -> tuple:
+        """The corpus frequencies p and s, carried after the Multinomial arrays so that the row
+        functions can turn counts into table counts (h(x) is added to keep every path on one scale)."""
+        return self._p(), np.array([self.s])
+
+    def draw_params(self, stats, rng) -> tuple:
+        return super().draw_params(stats, rng) + self._draw_extra()
+
+    def params_loglik(self, block, params, sel, out):
+        T, h = table_counts(block if isinstance(block, CSRBlock) else CSRBlock.from_scipy(block),
+                            params[-2], params[-1][0])
+        super().params_loglik(T, params[:-2], sel, out)
+        out += h[:, None]
+
+    def side_state(self, stats) -> tuple:
+        return super().side_state(stats) + self._draw_extra()
+
+    def side_loglik(self, block, state, sel, own, out):
+        T, h = table_counts(block if isinstance(block, CSRBlock) else CSRBlock.from_scipy(block),
+                            state[-2], state[-1][0])
+        super().side_loglik(T, state[:-2], sel, own, out)
+        out += h[:, None]
+
+    def pseudo_row(self, stats, rng):
+        """Multinomial's pseudo-row on the table counts, with the cluster's mean h."""
+        row = super().pseudo_row(stats, rng)
+        return SuffStats(stats.family, {**row.arrays, "h": stats["h"] / np.maximum(stats.n, 1.0)})

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ..obs.registry import BY_CLI
 
 #: ModelSpec field → BNPMixture parameter, for the settings passed straight to the estimator
 ESTIMATOR_PARAMS = {"algorithm": "algorithm", "n_iter": "n_iter", "epsilon": "epsilon",
@@ -35,12 +37,9 @@ class ModelSpec:
     a: float | None = None         # NGGP mass (default 1)
     sigma: float | None = None     # NGGP discount (default 0.5)
     tau: float | None = None       # NGGP tilting (default 1)
-    family: str | None = None      # "multinomial" | "gaussian" | "bernoulli" | None (from the data)
-    beta: float | None = None      # Multinomial Dirichlet concentration
-    kappa0: float | None = None    # Gaussian NIW
-    nu0: float | None = None
-    bern_a: float | None = None    # Bernoulli Beta(a, b)
-    bern_b: float | None = None
+    family: str | None = None      # a --family choice (bnpdist.obs.registry.BY_CLI) | None (from the data)
+    #: the families' flags (bnpdist.obs.registry.Flag.dest → value; absent or None: unset)
+    obs_params: dict = field(default_factory=dict)
     n_iter: int | None = None
     epsilon: float | None = None
     merge_threshold: float | None = None
@@ -52,7 +51,6 @@ class ModelSpec:
     def build(self):
         """The unfitted :class:`~bnpdist.mixture.BNPMixture` (ValueError for bad settings)."""
         from ..mixture import BNPMixture
-        from ..obs import Bernoulli, Gaussian, Multinomial
         from ..priors import DP, NGGP
         nggp_set = any(v is not None for v in (self.a, self.sigma, self.tau))
         kind = self.prior or ("nggp" if nggp_set else "dp" if self.alpha is not None else None)
@@ -68,13 +66,11 @@ class ModelSpec:
             prior = NGGP(**_given(a=self.a, sigma=self.sigma, tau=self.tau))
         else:
             raise ValueError(f"unknown prior {self.prior!r} (dp or nggp)")
-        families = {None: lambda: None, "multinomial": lambda: Multinomial(beta=self.beta),
-                    "gaussian": lambda: Gaussian(kappa0=self.kappa0, nu0=self.nu0),
-                    "bernoulli": lambda: Bernoulli(self.bern_a, self.bern_b)}
-        if self.family not in families:
-            raise ValueError(f"unknown family {self.family!r} (multinomial, gaussian or bernoulli)")
+        if self.family is not None and self.family not in BY_CLI:
+            raise ValueError(f"unknown family {self.family!r} ({', '.join(BY_CLI)})")
+        obs = None if self.family is None else BY_CLI[self.family].build(self.obs_params)
         given = _given(**{param: getattr(self, field) for field, param in ESTIMATOR_PARAMS.items()})
-        return BNPMixture(prior=prior, obs=families[self.family](), **given)
+        return BNPMixture(prior=prior, obs=obs, **given)
 
 
 def _given(**settings) -> dict:
