@@ -6,7 +6,8 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
   ``"product"`` (X·W, numba and scipy), ``"adf"``, ``"ep"`` (:func:`adf_ep_benchmark`, one
   process, ``n_docs`` rows), ``"read"`` (:func:`read_benchmark`) and ``"scale"``
   (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster) and ``"auto"``
-  (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit).
+  (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit) and
+  ``"traffic"`` (:func:`traffic_benchmark`: tasks and bytes per EP pass on a Dask cluster).
 * :func:`adf_ep_benchmark`, :func:`scaling_benchmark`, :func:`read_benchmark`,
   :func:`product_bounds` return :class:`Row` objects; :func:`table` formats them and
   :func:`write_section` puts a table into a Markdown file (``docs/BENCHMARKS.md``).
@@ -32,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 #: what main_table can measure
-WHAT = ("product", "adf", "ep", "read", "scale", "auto")
+WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic")
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
 BETA_PER_WORD = 0.01
 EPSILON = 0.01
@@ -319,6 +320,41 @@ def read_corpus_benchmark(n_docs: int, *, n_workers: int = 2, folder=None, engin
             return [read_benchmark(str(path), engine)]
 
 
+def traffic_benchmark(n_docs: int = 10_000, *, ep_passes: int = 3, n_workers: int = 2,
+                      n_partitions: int = 4, seed: int = 0, engine=None) -> list[Row]:
+    """Per EP pass on a Dask cluster (``engine``, default a local one of ``n_workers``
+    single-threaded process workers): tasks run, graph bytes sent by the driver, bytes the
+    workers served (to each other and to the driver), next to the size of the global state
+    (K × V statistics) the pass needs (:mod:`bnpdist.distributed.traffic`).
+
+    Fit: DP(1), :func:`nyt_family`, ``n_partitions`` partitions of ``make_nyt_like(n_docs)``,
+    one ADF pass then ``ep_passes`` EP passes; counters read after each pass (the ADF row also
+    holds the partitioning of the data)."""
+    from .data.synthetic import make_nyt_like
+    from .mixture import BNPMixture
+    from .priors import DP
+    X = make_nyt_like(n_docs, seed=seed)[0]
+    with _cluster(engine, n_workers) as engine:
+        engine.watch_traffic()
+        n_workers = engine.n_workers
+        est = BNPMixture(prior=DP(1.0), obs=nyt_family(X.n_cols), algorithm="ep", n_iter=1 + ep_passes,
+                         tol=0.0, epsilon=EPSILON, hyperparameters="fixed", random_state=seed,
+                         n_partitions=n_partitions, client=engine)
+        totals = lambda: np.array(list(engine.traffic().values()), dtype=np.int64)
+        last, rows = totals(), []
+        for snap in est.iter_fit(X):
+            now = totals()
+            tasks, graph, served = now - last
+            last = now
+            phase = f"EP pass {snap.info['pass']}" if "pass" in snap.info else "ADF pass"
+            state_mb = sum(v.nbytes for v in snap.stats.arrays.values()) / 2**20
+            rows.append(Row(f"{phase}, {n_docs:,} docs, {n_partitions} partitions, {n_workers} workers",
+                            snap.seconds, {"tasks": int(tasks), "graph_MiB": f"{graph / 2**20:.2f}",
+                                           "served_MiB": f"{served / 2**20:.2f}", "K": snap.stats.K,
+                                           "state_MiB": f"{state_mb:.2f}"}))
+    return rows
+
+
 def table(rows: list[Row]) -> str:
     """Rows as a Markdown table (wall and CPU seconds, details)."""
     out = ["| measurement | wall s | CPU s | details |", "|---|---:|---:|---|"]
@@ -349,6 +385,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows += scaling_benchmark(n_docs, engine=engine)
     if "auto" in what:
         rows.append(auto_benchmark(n_docs))
+    if "traffic" in what:
+        rows += traffic_benchmark(n_docs, engine=engine)
     return table(rows)
 
 

@@ -501,12 +501,13 @@ def _seeds(value: str | None):
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "auto", "quality"]),
+@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "auto", "traffic", "quality"]),
               multiple=True, default=("product", "adf", "ep"), show_default=True,
               help="Benchmarks to run (repeatable): product = X·W bound (numba, scipy); adf / ep = "
                    "one ADF pass / EP passes in one process as ratios to X·W; read = Parquet into "
                    "partitions on the cluster; scale = ADF + 5 EP passes on the cluster with peak memory; "
-                   "auto = the --hyperparameters auto search as a multiple of one fit; quality = the "
+                   "auto = the --hyperparameters auto search as a multiple of one fit; traffic = tasks, "
+                   "graph bytes and bytes served per EP pass on the cluster; quality = the "
                    "quality league (every algorithm with every default against peers on labelled sets, "
                    "docs/QUALITY.md).")
 @click.option("--n-docs", type=int, default=20_000, show_default=True,
@@ -534,7 +535,7 @@ def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, fit_cpu_lim
     from .bench import main_table
     timings = [w for w in what if w != "quality"]
     if timings:
-        engine = _engine(kw) if {"read", "scale"} & set(timings) else nullcontext(None)
+        engine = _engine(kw) if {"read", "scale", "traffic"} & set(timings) else nullcontext(None)
         with engine as e:
             click.echo(main_table(timings, n_docs, engine=e))
     if "quality" in what:

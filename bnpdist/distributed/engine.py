@@ -32,6 +32,8 @@ from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 from .dataset import identity, labels_like, partition
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
+from .sizes import fields_size  # noqa: F401  (registers Dask's sizes of bnpdist values)
+from .traffic import traffic, watch
 from ..seeds import partition_seed
 
 #: environment of process workers started by the engine
@@ -197,9 +199,11 @@ class DaskEngine(Engine):
     def broadcast(self, value) -> Future:
         """``value`` as a task result on the cluster (a future is returned unchanged).
 
-        Global state reaches the workers this way once per pass: one task per value, keyed
-        by its content, fetched once by each worker that needs it and recomputable from
-        lineage if lost (unlike scattered data).
+        A value the driver holds (a family, a prior, a first state) reaches the workers this
+        way: one task per value, keyed by its content, fetched once by each worker that needs
+        it and recomputable from lineage if lost (unlike scattered data).  The value travels
+        inside the task graph, so a state recomputed every pass is better made a task result
+        on the cluster (:meth:`apply`) and handed on by reference.
         """
         if isinstance(value, Future):
             return value
@@ -215,7 +219,8 @@ class DaskEngine(Engine):
         that is a DistData partitioned like ``data`` is passed partition by partition; any
         other argument is global state, sent once through :meth:`broadcast`.  Task keys are
         ``{key}-{token}-{i}`` with the token derived from (fn, data, args, seed, pass_id), so a
-        recomputed task reproduces its result exactly.
+        recomputed task reproduces its result exactly.  A task is placed with its partition
+        (loosely: another worker may take it when that one is gone).
         """
         if not isinstance(data, DistData):
             raise TypeError(f"map needs a DistData (see Engine.partitions), got {type(data).__name__}")
@@ -232,17 +237,30 @@ class DaskEngine(Engine):
                 ids.append(f.key)
         name = key or getattr(fn, "__name__", "map")
         token = tokenize(fn, data.token, ids, seed, pass_id)
+        held = self.client.who_has(list(data.futures))
         futures = []
         for i, part in enumerate(data.futures):
             ss = None if seed is None else partition_seed(seed, pass_id, i)
             args_i = [s[i] if isinstance(s, tuple) else s for s in state]
-            futures.append(self.client.submit(_call, fn, part, ss, *args_i, key=f"{name}-{token}-{i}"))
+            where = list(held.get(part.key, ()))    # run where the partition is, if it is anywhere
+            pin = {"workers": where, "allow_other_workers": True} if where else {}
+            futures.append(self.client.submit(_call, fn, part, ss, *args_i, key=f"{name}-{token}-{i}", **pin))
         return futures
 
     def reduce(self, futures: list[Future], combine: Callable = operator.add, *,
                fan_in: int = FAN_IN):
         """Tree-reduce ``futures`` on the cluster in partition order; return the result."""
-        return tree_reduce(self.client, futures, combine, fan_in=fan_in).result()
+        return self.fold(futures, combine, fan_in=fan_in).result()
+
+    def fold(self, futures: list[Future], combine: Callable = operator.add, *,
+             fan_in: int = FAN_IN) -> Future:
+        """Tree-reduce ``futures`` on the cluster in partition order; the root's future."""
+        return tree_reduce(self.client, futures, combine, fan_in=fan_in)
+
+    def apply(self, fn: Callable, *args) -> Future:
+        """``fn(*args)`` as a task keyed by ``fn`` and ``args`` (futures by their keys)."""
+        name = getattr(fn, "__name__", "apply").strip("_")
+        return self.client.submit(fn, *args, key=f"{name}-{tokenize(fn, *args)}")
 
     def gather(self, items, select: Callable | None = None) -> list:
         """Task results in order; with ``select``, one task collects ``select`` of each."""
@@ -259,6 +277,15 @@ class DaskEngine(Engine):
 
     def each(self, fn: Callable, items) -> list:
         return self.client.gather(self.client.map(fn, list(items), pure=False))
+
+    def watch_traffic(self) -> None:
+        """Count tasks, graph bytes and bytes served from now on (:meth:`traffic` reads them)."""
+        watch(self.client)
+
+    def traffic(self) -> dict[str, int]:
+        """``tasks``, ``graph_bytes``, ``served_bytes`` since :meth:`watch_traffic`
+        (see :mod:`bnpdist.distributed.traffic`)."""
+        return traffic(self.client)
 
     def on_every_worker(self, fn: Callable) -> None:
         """Run ``fn()`` once on every worker (e.g. to import modules before a timing)."""

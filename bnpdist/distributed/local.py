@@ -72,12 +72,18 @@ class LocalEngine(Engine):
         return out
 
     def reduce(self, items, combine=operator.add, *, fan_in: int = FAN_IN):
+        return self.fold(items, combine, fan_in=fan_in)
+
+    def fold(self, items, combine=operator.add, *, fan_in: int = FAN_IN):
         if not len(items):
             raise ValueError("nothing to reduce: no partitions")
         level = list(items)
         while len(level) > 1:
             level = [functools.reduce(combine, level[j:j + fan_in]) for j in range(0, len(level), fan_in)]
         return level[0]
+
+    def apply(self, fn, *args):
+        return fn(*args)
 
     def gather(self, items, select=None) -> list:
         return [x if select is None else select(x) for x in items]

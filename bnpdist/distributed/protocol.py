@@ -125,6 +125,17 @@ class Engine(Protocol):
         """Fold the partitions' results ``items`` with ``combine`` as a tree, in partition order
         (consecutive runs of ``fan_in``, left to right); return the value."""
 
+    def fold(self, items: Sequence, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
+        """:meth:`reduce`, the result left where it was computed: a handle (pass it to
+        :meth:`apply` or :meth:`map`, or :meth:`gather` it)."""
+
+    def apply(self, fn: Callable, *args):
+        """``fn(*args)`` run on the engine, handles among ``args`` replaced by their values: a
+        handle of the result.  A global state computed this way (from the previous state and a
+        :meth:`fold`) reaches the next :meth:`map` by reference and keeps its lineage: on a
+        cluster the task graph carries keys instead of the state, and a lost state is recomputed
+        from its inputs.  The task key is derived from ``fn`` and ``args``."""
+
     def gather(self, items: Sequence, select: Callable | None = None) -> list:
         """The values of ``items`` in order; with ``select``, ``select(value)`` of each, computed
         where the values lie (only the selected parts travel)."""

@@ -2,13 +2,16 @@
 
 One *round* (an ADF batch, or an EP pass):
 
-1. the driver broadcasts the global state (per-cluster statistics, ek, Û, n: small);
+1. the global state (per-cluster statistics, ek, Û, n: small) reaches every partition once,
+   by reference: it is the result of the previous round's merge task on the cluster (the
+   driver fetches a copy for its snapshot), so no task graph carries it and a lost state is
+   recomputed from its inputs;
 2. every partition runs one numba scan (:func:`~bnpdist.inference.adf.adf_partition` on its
    next ``batch_size`` rows, or :func:`~bnpdist.inference.ep.ep_partition` on all its rows)
    against that state, and returns its statistics change for the shared clusters, the
    clusters it opened, and (ADF for EP, EP) its rows' local contributions — kept in the task
    result on the worker, so they have lineage and are recomputed if a worker is lost;
-3. the changes are tree-reduced in partition order and the merge stage
+3. the changes are tree-reduced in partition order and the merge stage (one task)
    (:func:`~bnpdist.inference.merge.merge_stage`) matches the clusters opened by different
    partitions with each other and the shared ones (Hungarian matching on the marginal
    likelihood gain), runs the merge step, drops (EP) clusters with S_k < ε, and re-solves Û
@@ -69,6 +72,19 @@ def _adf_task(block, seed, family, prior, state, ctx, prev, opts):
     return upd, r
 
 
+def _merged(family, prior, state: VarState, upd: Update, opts):
+    """The merge stage of one round: ``(new state, remaps, info, rows scanned)``."""
+    threshold, epsilon, drop = opts
+    new, remaps, info = merge_stage(family, prior, state, upd,
+                                    n_seen=state.n_seen + (0 if drop else upd.rows),
+                                    threshold=threshold, drop_below=epsilon if drop else None)
+    return new, remaps, info, upd.rows
+
+
+def _state_of(merged):
+    return merged[0]
+
+
 def _ep_task(block, seed, family, prior, state, ctx, prev, opts):
     """One EP pass over one partition, rows in the order drawn from its seed."""
     part, remap = ctx
@@ -102,24 +118,25 @@ class VariationalRun:
         self.remaps: list = [None] * data.n_partitions
         self.step = 0
         self.rows_seen = self.state.n_seen
+        self._held = (None, None)   # (state, its handle on the engine) after a round
 
     # --- rounds --------------------------------------------------------------------------
     def _round(self, task, ctx: list, prev, opts, pass_id: int, drop: bool):
         e = self.engine
-        futures = e.map(task, self.data, self.family, self.prior, self.state,
-                        e.per_partition(self.data, ctx), prev, opts,
-                        seed=self.seed, pass_id=pass_id, key=task.__name__.strip("_"))
-        upd = e.reduce(e.map(_update_of, e.per_partition(self.data, futures), key="update"))
-        n_seen = self.state.n_seen + (0 if drop else upd.rows)
-        new, self.remaps, info = merge_stage(self.family, self.prior, self.state, upd, n_seen=n_seen,
-                                             threshold=self.merge_threshold,
-                                             drop_below=self.epsilon if drop else None)
+        family, prior = e.broadcast(self.family), e.broadcast(self.prior)
+        state = self._held[1] if self._held[0] is self.state else e.broadcast(self.state)
+        futures = e.map(task, self.data, family, prior, state, e.per_partition(self.data, ctx), prev,
+                        opts, seed=self.seed, pass_id=pass_id, key=task.__name__.strip("_"))
+        upd = e.fold(e.map(_update_of, e.per_partition(self.data, futures), key="update"))
+        merged = e.apply(_merged, family, prior, state, upd, (self.merge_threshold, self.epsilon, drop))
+        new, self.remaps, info, rows = e.gather([merged])[0]
+        self._held = (new, e.apply(_state_of, merged))
         to = self.remaps[0][:self.state.stats.K]   # shared clusters: old index -> new (−1 dropped)
         outside = np.zeros(new.stats.K)
         np.add.at(outside, to[to >= 0], self.outside[to >= 0])
         self.outside = outside
         self.results = futures
-        self.rows_seen += upd.rows
+        self.rows_seen += rows
         return new, info
 
     def _snap(self, info, t0, **extra) -> Snapshot:
