@@ -146,6 +146,16 @@ def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: 
     return labels, logp, (P if proba else None)
 
 
+def _assign_part(block, seed, family, stats: SuffStats, logw: np.ndarray):
+    """The most probable existing cluster of each row of one partition and its responsibility
+    (−1 and 0 when there is no cluster): two numbers per row instead of K."""
+    P = _score_part(block, seed, family, stats, logw, True)[2]
+    if P.shape[1] == 0:
+        return np.full(len(P), -1, dtype=np.int64), np.zeros(len(P))
+    labels = np.argmax(P, axis=1)
+    return labels.astype(np.int64), P[np.arange(len(P)), labels]
+
+
 def _scores_part(block, seed, features, H):
     return features(as_block(block)) @ H.T
 
@@ -660,6 +670,19 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     def predict_proba(self, X) -> np.ndarray:
         """(n, K) responsibilities ∝ max(n_k − σ, 0) f_k(x) over the existing clusters."""
         return self._score_input(X, proba=True)[2]
+
+    def iter_assignments(self, X) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Per partition of ``X``, in row order, ``(cluster, probability)``: the argmax over the
+        existing clusters of :meth:`predict_proba` and its value (−1 and 0 without clusters),
+        computed where the partition lies, so that the driver never holds the (n, K) matrix."""
+        self._fitted()
+        X = self._input(X, fitted=True)
+        with self._engine(X) as engine:
+            data = engine.partitions(X, n_partitions=self.n_partitions)
+            self._check_width(data)
+            for part in engine.map(_assign_part, data, self.obs_, self.stats_, self._log_weights(),
+                                   key="assign"):
+                yield engine.gather([part])[0]
 
     def score_samples(self, X) -> np.ndarray:
         """log [Σ_k w_k f_k(x) + w_new f_0(x)] per row, w ∝ (max(n_k − σ, 0), a(Û+τ)^σ)."""

@@ -61,6 +61,28 @@ def test_fit_predict_and_force(bars, tmp_path):
     assert p["cluster"] == pq.read_table(out / "assignments.parquet").to_pydict()["cluster"]
 
 
+def test_fit_streams_assignments_per_partition(bars, tmp_path, monkeypatch):
+    """`bnpdist fit` never forms predict_proba's (n, K) matrix on the driver: each partition's
+    argmax and its probability come from the workers, one row group per partition, equal to
+    the argmax / max of predict_proba."""
+    out = tmp_path / "model"
+
+    def no_matrix(self, X):
+        raise AssertionError("predict_proba called")
+
+    with monkeypatch.context() as m:
+        m.setattr(BNPMixture, "predict_proba", no_matrix)
+        res = invoke("fit", bars, "--out", out, *FAST)
+    assert res.exit_code == 0, res.output
+    f = pq.ParquetFile(out / "assignments.parquet")
+    assert [f.metadata.row_group(i).num_rows for i in range(f.num_row_groups)] == [60, 60]
+    a = f.read().to_pydict()
+    est = BNPMixture.load(out)
+    P = est.predict_proba(str(bars))
+    assert a["cluster"] == P.argmax(axis=1).tolist()
+    assert a["probability"] == P.max(axis=1).tolist()
+
+
 def test_config_file_sets_flags(bars, tmp_path):
     cfg = tmp_path / "job.yaml"
     cfg.write_text("n-iter: 2\nn_workers: 1\nprior: nggp\nsigma: 0.25\nalgorithm: adf\n")

@@ -115,7 +115,7 @@ def test_disk_full_exits_1_with_one_line(bars_folder, tmp_path, monkeypatch):
     def full(path, *a, **k):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(batch, "write_assignments", full)
+    monkeypatch.setattr(batch, "write_assignment_parts", full)
     res = invoke("fit", bars_folder, "--out", tmp_path / "m", *FAST)
     assert res.exit_code == 1
     (line,) = _errors(res.output)

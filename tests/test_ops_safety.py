@@ -249,13 +249,13 @@ def test_default_run_listens_on_loopback_only(bars_folder, tmp_path, monkeypatch
     listed while it runs, are all on loopback."""
     import bnpdist.ops.batch as batch
     seen = []
-    real = batch.assign
+    real = batch.assignment_parts
 
-    def spy(est, data):
+    def spy(*args):
         seen.append(_listening(os.getpid()))
-        return real(est, data)
+        return real(*args)
 
-    monkeypatch.setattr(batch, "assign", spy)
+    monkeypatch.setattr(batch, "assignment_parts", spy)
     res = invoke("fit", bars_folder, "--out", tmp_path / "m", "--n-workers", "2", "--n-iter", "2",
                  "--hyperparameters", "fixed")
     assert res.exit_code == 0, res.output

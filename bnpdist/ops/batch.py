@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from ..data import CorpusError, load, scan, write_vocab
 from ..mixture import resolve_n_iter
-from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
+from .assignments import FILE as ASSIGNMENTS, assignment_parts, row_ids, write_assignment_parts
 from ..data.atomic import file_digest, new_dir, write_json
 from .manifest import NAME as MANIFEST, Entry, Manifest
 from .target import check_target
@@ -67,12 +65,10 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
     snaps = est.iter_fit(data)
     for _ in (progress(snaps, expected_steps(est)) if progress else snaps):
         pass
-    cluster, prob = assign(est, data)
-    ids = row_ids(corpus)
     manifest = input_manifest(engine, corpus)
     with new_dir(out, replace=force) as tmp:
         est.save(tmp)
-        write_assignments(tmp / ASSIGNMENTS, ids, cluster, prob)
+        write_assignment_parts(tmp / ASSIGNMENTS, assignment_parts(est, data, row_ids(corpus)))
         write_json(tmp / MANIFEST, manifest.to_json())
         if corpus.vocab:
             write_vocab(tmp, corpus.vocab)
@@ -87,8 +83,5 @@ def predict_to_file(engine, est, source, out, cluster_ids=None) -> Path:
     if corpus.n_features != width:
         raise CorpusError(f"{corpus.n_features} {kind} features; the model has {width}", corpus.files[0])
     est.set_params(client=engine, n_partitions=None)
-    cluster, prob = assign(est, data)
-    if cluster_ids is not None:
-        cluster = np.where(cluster >= 0, np.asarray(cluster_ids)[np.maximum(cluster, 0)], -1)
     Path(out).absolute().parent.mkdir(parents=True, exist_ok=True)
-    return write_assignments(out, row_ids(corpus), cluster, prob)
+    return write_assignment_parts(out, assignment_parts(est, data, row_ids(corpus), cluster_ids))
