@@ -3,11 +3,13 @@
 The estimators' ``client`` parameter takes an engine (used as is: created once by the caller
 and handed down), a ``distributed.Client`` or nothing.  Without one, and without a scheduler
 (given, or named by Dask's config), in-memory input up to :data:`LOCAL_BYTES` runs in this
-process (:class:`~bnpdist.distributed.local.LocalEngine`); anything else on an in-process
+process (:class:`~bnpdist.distributed.local.LocalEngine`, its partitions in one thread per
+core); anything else on an in-process
 ``LocalCluster`` started for the call.
 """
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -30,7 +32,7 @@ def engine_for(client=None, scheduler: str | None = None, source=None) -> Iterat
         yield client
     elif (client is None and scheduler is None and configured_scheduler() is None
           and is_in_memory(source) and nbytes(source) <= LOCAL_BYTES):
-        yield LocalEngine()
+        yield LocalEngine(threads=os.cpu_count() or 1)
     else:
         with DaskEngine(client=client, scheduler=scheduler, dashboard=False) as engine:
             yield engine

@@ -1,13 +1,16 @@
-"""The engine run sequentially in this process (no Dask).
+"""The engine run in this process (no Dask).
 
 Same partitions, seeds and reduction tree as :class:`~bnpdist.distributed.engine.DaskEngine`,
 so a local run equals a cluster run on the same partitioning; one partition is the
-single-stream algorithm.  Handles are the values themselves.
+single-stream algorithm.  Handles are the values themselves.  A map over several partitions
+may run them in threads (``threads``): the kernels release the GIL, and every partition's
+result is the same whichever thread computes it, so results do not depend on ``threads``.
 """
 from __future__ import annotations
 
 import functools
 import operator
+from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 
 import numpy as np
@@ -27,7 +30,13 @@ def _kind(block) -> str:
 
 
 class LocalEngine(Engine):
-    """:class:`~bnpdist.distributed.protocol.Engine` in this process, partition after partition."""
+    """:class:`~bnpdist.distributed.protocol.Engine` in this process: partition after
+    partition, or up to ``threads`` partitions at a time."""
+
+    def __init__(self, threads: int = 1):
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
+        self.threads = int(threads)
 
     def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
         if isinstance(source, DistData):
@@ -65,11 +74,15 @@ class LocalEngine(Engine):
             key: str | None = None) -> list:
         if not isinstance(data, DistData):
             raise TypeError(f"map needs a DistData (see Engine.partitions), got {type(data).__name__}")
-        out = []
-        for i, part in enumerate(data.futures):
+        def task(i):
             ss = None if seed is None else partition_seed(seed, pass_id, i)
-            out.append(fn(part, ss, *[a.futures[i] if isinstance(a, DistData) else a for a in args]))
-        return out
+            return fn(data.futures[i], ss, *[a.futures[i] if isinstance(a, DistData) else a for a in args])
+
+        P = data.n_partitions
+        if self.threads == 1 or P == 1:
+            return [task(i) for i in range(P)]
+        with ThreadPoolExecutor(max_workers=min(self.threads, P)) as pool:
+            return list(pool.map(task, range(P)))
 
     def reduce(self, items, combine=operator.add, *, fan_in: int = FAN_IN):
         return self.fold(items, combine, fan_in=fan_in)
