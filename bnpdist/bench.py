@@ -7,7 +7,9 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
   process, ``n_docs`` rows), ``"read"`` (:func:`read_benchmark`) and ``"scale"``
   (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster) and ``"auto"``
   (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit) and
-  ``"traffic"`` (:func:`traffic_benchmark`: tasks and bytes per EP pass on a Dask cluster).
+  ``"traffic"`` (:func:`traffic_benchmark`: tasks and bytes per EP pass on a Dask cluster) and
+  ``"cold"`` (:func:`cold_start_benchmark`: a first fit with an empty numba cache against the
+  same fit with the cache it filled).
 * :func:`adf_ep_benchmark`, :func:`scaling_benchmark`, :func:`read_benchmark`,
   :func:`product_bounds` return :class:`Row` objects; :func:`table` formats them and
   :func:`write_section` puts a table into a Markdown file (``docs/BENCHMARKS.md``).
@@ -33,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 #: what main_table can measure
-WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic")
+WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic", "cold")
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
 BETA_PER_WORD = 0.01
 EPSILON = 0.01
@@ -105,10 +107,30 @@ def _xw(X, K: int) -> float:
     return _since(t0)[1]
 
 
+def cores() -> int:
+    """The cores the all-core bound and the threaded runs use."""
+    return os.cpu_count() or 1
+
+
+def _xw_all(X, K: int) -> float:
+    """Wall seconds of one X·W over all cores: the rows in :func:`cores` contiguous blocks,
+    one thread each (the numba kernel releases the GIL) — the machine's fastest X·W."""
+    from concurrent.futures import ThreadPoolExecutor
+    from .data.blocks import split_rows
+    from .kernels.spmm import csr_dense_product
+    W = np.random.default_rng(0).random((X.n_cols, K))
+    blocks = split_rows(X, cores())
+    with ThreadPoolExecutor(len(blocks)) as pool:
+        t0 = time.perf_counter()
+        list(pool.map(lambda b: csr_dense_product(b, W), blocks))
+        return time.perf_counter() - t0
+
+
 def _ep_phases(X, family, prior, ep_passes: int, seed: int):
     """One single-stream fit (ε = 0.01, merges at gain > 0).  Returns ``(phases, state, resp)``:
-    per phase (ADF, then each EP pass, merge stage included) its wall and CPU seconds and the
-    CPU seconds of an X·W at the phase's resulting K timed right after it."""
+    per phase (ADF, then each EP pass, merge stage included) its wall and CPU seconds, the
+    CPU seconds of an X·W at the phase's resulting K timed right after it and the wall
+    seconds of an all-core X·W (:func:`_xw_all`) timed after that."""
     from .inference.ep import ep_stream
     it = ep_stream(family, prior, X, epsilon=EPSILON, merge_threshold=0.0, n_iter=1 + ep_passes,
                    tol=0.0, seed=seed)
@@ -119,26 +141,48 @@ def _ep_phases(X, family, prior, ep_passes: int, seed: int):
             _, state, resp = next(it)
         except StopIteration:
             break
-        phases.append((*_since(t0), _xw(X, state.stats.K)))
+        phases.append((*_since(t0), _xw(X, state.stats.K), _xw_all(X, state.stats.K)))
     return phases, state, resp
 
 
+def _threaded_passes(X, family, prior, ep_passes: int, seed: int):
+    """ADF then ``ep_passes`` EP passes over :func:`cores` partitions of ``X``, mapped in one
+    thread each (:class:`~bnpdist.distributed.LocalEngine` ``threads``; the parallel EP
+    schedule, see :mod:`bnpdist.distributed.variational`).  Per EP pass: (wall, CPU, X·W CPU,
+    all-core X·W wall)."""
+    from .distributed import LocalEngine
+    from .distributed.variational import VariationalRun
+    engine = LocalEngine(threads=cores())
+    run = VariationalRun(engine, engine.partitions(X, n_partitions=cores()), family, prior,
+                         epsilon=EPSILON, merge_threshold=0.0, seed=seed, n_iter=1 + ep_passes, tol=0.0)
+    for _ in run.adf(record=True):
+        pass
+    phases, it = [], run.ep()
+    while True:
+        t0 = _clock()
+        try:
+            next(it)
+        except StopIteration:
+            return phases, run.state.stats.K
+        phases.append((*_since(t0), _xw(X, run.state.stats.K), _xw_all(X, run.state.stats.K)))
+
+
 def _paired(fn, X, K: int, repeat: int):
-    """``repeat`` × (X·W, then ``fn``): best wall and CPU seconds of ``fn``, and the median of
-    the ratios of each run's CPU seconds to the X·W timed just before it."""
+    """``repeat`` × (X·W, all-core X·W, then ``fn``): :func:`_summary` of the runs."""
     runs = []
     for _ in range(repeat):
-        xw = _xw(X, K)
+        xw, xw_all = _xw(X, K), _xw_all(X, K)
         t0 = _clock()
         fn()
-        runs.append((*_since(t0), xw))
+        runs.append((*_since(t0), xw, xw_all))
     return _summary(runs)
 
 
 def _summary(runs):
-    """(best wall, best CPU, median CPU ratio to the paired X·W) of (wall, cpu, xw) triples."""
+    """(best wall, best CPU, median CPU ratio to the paired X·W, median wall ratio to the paired
+    all-core X·W) of (wall, cpu, xw CPU, all-core xw wall) runs."""
     return (min(r[0] for r in runs), min(r[1] for r in runs),
-            float(np.median([r[1] / r[2] for r in runs])))
+            float(np.median([r[1] / r[2] for r in runs])), float(np.median([r[0] / r[3] for r in runs])))
 
 
 def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 3,
@@ -150,8 +194,12 @@ def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 
     by the merge stage), then the scans alone (ADF from scratch, EP from the fitted state),
     ``repeat`` times.  Each run is paired with an X·W over the same rows at the fitted K timed
     next to it; ``×X·W numba`` is the median of the paired CPU-time ratios (machine load that
-    varies over minutes cancels), ``×X·W scipy`` the best CPU time over scipy's best.
-    Returns rows: X·W numba, X·W scipy, ADF scan, ADF pass, EP scan, EP pass.
+    varies over minutes cancels), ``×X·W scipy`` the best CPU time over scipy's best.  The
+    machine's bound is X·W over all cores (:func:`_xw_all`): each run's wall seconds over an
+    all-core X·W timed next to it, median (``×X·W N threads (wall)``); the one-partition
+    passes use one core, the last row maps :func:`cores` partitions in as many threads.
+    Returns rows: X·W numba, X·W scipy, X·W all cores, ADF scan, ADF pass, EP scan, EP pass,
+    EP pass in threads.
     """
     from .data.synthetic import make_nyt_like
     from .inference.adf import adf_partition
@@ -168,20 +216,28 @@ def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 
                                              full=True, record=True), X, K, repeat)
     ep_scan = _paired(lambda: ep_partition(X, family, prior, state, resp, epsilon=EPSILON, full=True,
                                            rng=np.random.default_rng(0)), X, K, repeat)
+    threaded, K_threaded = _threaded_passes(X, family, prior, ep_passes, seed)
     bounds = product_bounds([X], K)
     nb, sp = bounds["numba"].cpu, bounds["scipy"].cpu
     bounds["scipy"].extra["×X·W numba"] = f"{sp / nb:.2f}"
+    walls = [_xw_all(X, K) for _ in range(3)]
+    gf = 2 * X.nnz * K / min(walls) / 1e9
+    every = Row(f"X·W numba, {cores()} threads (nnz={X.nnz:,}, K={K})", min(walls),
+                {"GFLOP/s": f"{gf:.2f}", "×X·W numba (wall)": f"{min(walls) / bounds['numba'].seconds:.2f}"})
 
     def row(name, t, **extra):
         return Row(f"{name}, {n:,} docs", t[0], {**extra, "×X·W numba": f"{t[2]:.2f}",
-                                                 "×X·W scipy": f"{t[1] / sp:.2f}"}, t[1])
+                                                 "×X·W scipy": f"{t[1] / sp:.2f}",
+                                                 f"×X·W {cores()} threads (wall)": f"{t[3]:.2f}"}, t[1])
     per_core = lambda t: {"docs/s per core": f"{n / t[1]:,.0f}"}
     adf, ep = _summary(phases[:1]), _summary(phases[1:])
-    return [bounds["numba"], bounds["scipy"],
+    return [bounds["numba"], bounds["scipy"], every,
             row(f"ADF scan (×{repeat})", adf_scan, **per_core(adf_scan)),
             row("ADF pass + merge stage", adf, **per_core(adf)),
             row(f"EP scan (×{repeat})", ep_scan),
-            row(f"EP pass + merge stage (×{len(phases) - 1})", ep, K=K)]
+            row(f"EP pass + merge stage (×{len(phases) - 1})", ep, K=K),
+            row(f"EP pass, {cores()} partitions in {cores()} threads (×{len(threaded)})", _summary(threaded),
+                K=K_threaded)]
 
 
 def auto_benchmark(n_docs: int = 20_000, *, seed: int = 0, X=None) -> Row:
@@ -355,6 +411,40 @@ def traffic_benchmark(n_docs: int = 10_000, *, ep_passes: int = 3, n_workers: in
     return rows
 
 
+#: the fit :func:`cold_start_benchmark` times in a fresh interpreter (argv: number of documents)
+_COLD_FIT = """
+import sys, time
+t0 = time.perf_counter()
+from bnpdist import BNPMixture
+from bnpdist.data.synthetic import make_nyt_like
+X = make_nyt_like(int(sys.argv[1]), seed=0)[0]
+t1 = time.perf_counter()
+BNPMixture(random_state=0).fit(X)
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
+def cold_start_benchmark(n_docs: int = 2000) -> list[Row]:
+    """A default fit (``hyperparameters="auto"``, EP) of ``make_nyt_like(n_docs)`` in a fresh
+    interpreter with an empty ``NUMBA_CACHE_DIR`` (every kernel compiled: what a new machine or
+    worker without a shared cache pays), then the same in another fresh interpreter with the
+    cache the first filled; wall seconds of the import and of the fit, and the ratio."""
+    import subprocess
+    import sys
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="bnpdist-numba-") as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", _COLD_FIT, str(n_docs)], env=env, check=True,
+                                 capture_output=True, text=True).stdout.split()
+            runs.append([float(v) for v in out[-2:]])
+        kernels = sum(f.endswith(".nbc") for _, _, fs in os.walk(cache) for f in fs)
+    (imp_c, fit_c), (imp_w, fit_w) = runs
+    return [Row(f"first fit, empty numba cache, {n_docs:,} docs", fit_c,
+                {"import s": f"{imp_c:.1f}", "compiled": kernels, "× warm": f"{fit_c / fit_w:.2f}"}),
+            Row(f"same fit, warm cache, {n_docs:,} docs", fit_w, {"import s": f"{imp_w:.1f}"})]
+
+
 def table(rows: list[Row]) -> str:
     """Rows as a Markdown table (wall and CPU seconds, details)."""
     out = ["| measurement | wall s | CPU s | details |", "|---|---:|---:|---|"]
@@ -374,8 +464,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         raise ValueError(f"unknown benchmark(s) {unknown}; choose from {', '.join(WHAT)}")
     rows: list[Row] = []
     if {"product", "adf", "ep"} & set(what):
-        bounds, scipy_, adf_scan, adf, ep_scan, ep = adf_ep_benchmark(n_docs)
-        keep = {"product": [bounds, scipy_], "adf": [adf_scan, adf], "ep": [ep_scan, ep]}
+        bounds, scipy_, every, adf_scan, adf, ep_scan, ep, ep_threads = adf_ep_benchmark(n_docs)
+        keep = {"product": [bounds, scipy_, every], "adf": [adf_scan, adf], "ep": [ep_scan, ep, ep_threads]}
         rows += [r for w in ("product", "adf", "ep") if w in what for r in keep[w]]
         if "product" not in what:
             rows.insert(0, bounds)
@@ -387,6 +477,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows.append(auto_benchmark(n_docs))
     if "traffic" in what:
         rows += traffic_benchmark(n_docs, engine=engine)
+    if "cold" in what:
+        rows += cold_start_benchmark(n_docs)
     return table(rows)
 
 

@@ -9,10 +9,11 @@ def test_adf_ep_benchmark_rows_and_table():
     X = make_nyt_like(150, vocab_size=60, n_clusters=3)[0]
     rows = bench.adf_ep_benchmark(X=X, ep_passes=1, repeat=1)
     names = [r.name for r in rows]
-    assert [n.split(" ")[0] for n in names] == ["X·W", "X·W", "ADF", "ADF", "EP", "EP"]
-    assert all(r.seconds > 0 and r.cpu >= 0 for r in rows)
-    assert all("×X·W numba" in r.extra for r in rows[1:])
-    assert "docs/s per core" in rows[2].extra
+    assert [n.split(" ")[0] for n in names] == ["X·W", "X·W", "X·W", "ADF", "ADF", "EP", "EP", "EP"]
+    assert all(r.seconds > 0 and (r.cpu is None or r.cpu >= 0) for r in rows)
+    assert all("×X·W numba" in r.extra for r in [rows[1], *rows[3:]])
+    assert all(any("threads (wall)" in k for k in r.extra) for r in rows[3:])
+    assert "docs/s per core" in rows[3].extra
     text = bench.table(rows)
     assert text.count("\n") == len(rows) + 1 and text.startswith("| measurement")
 
@@ -38,3 +39,11 @@ def test_peak_memory_sees_this_process():
     with bench.PeakMemory(interval=0.01) as mem:
         block = bytearray(50 * 2**20)
     assert mem.peak > 50 * 2**20 and len(block)
+
+
+def test_traffic_benchmark_rows():
+    from bnpdist.distributed import DaskEngine
+    with DaskEngine(n_workers=1, dashboard=False) as e:
+        rows = bench.traffic_benchmark(300, ep_passes=1, n_partitions=2, engine=e)
+    assert [r.name.split(",")[0] for r in rows] == ["ADF pass", "EP pass 1"]
+    assert all(r.extra["tasks"] > 0 and float(r.extra["state_MiB"]) > 0 for r in rows)
