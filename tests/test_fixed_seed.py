@@ -122,6 +122,11 @@ def case_gibbs_dense():
     return _record(_mixture(obs=_gaussian(), algorithm="gibbs", n_iter=5).fit(X), X)
 
 
+def case_gibbs_dense_3parts():
+    X, _ = _dense()
+    return _record(_mixture(obs=_gaussian(), algorithm="gibbs", n_iter=6, n_partitions=3).fit(X), X)
+
+
 def case_gibbs_bars_sample_hyper():
     from bnpdist.priors import DP, Gamma
     X, _ = _bars()

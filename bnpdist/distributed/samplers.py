@@ -1,10 +1,9 @@
 """Drivers for the exact samplers, with the :data:`bnpdist.mixture.ALGORITHMS` signature
 ``fn(engine, data, family, prior, config, state)``.
 
-The collapsed Gibbs sampler is sequential by definition (each z_i conditions on every other
-z_j), so its drivers (Gibbs, subsample annealing) gather the partitions into one block and run
-there; the exact *parallel* sampler is the sub-cluster sampler, which runs on the engine's
-partitions (Chang & Fisher 2013).
+Subsample annealing gathers the partitions into one block and runs there; collapsed Gibbs runs
+per partition (:mod:`bnpdist.algorithms.gibbs`), and so does the sub-cluster sampler (Chang &
+Fisher 2013).
 """
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from itertools import pairwise
 
 from ..data.blocks import concat_rows
 from ..inference.anneal import run_anneal
-from ..inference.gibbs import run_gibbs
 from ..inference.snapshot import wants_labels
 from .subcluster import run_subcluster
 
@@ -41,14 +39,6 @@ def _no_state(name, state):
 def _hyper(config) -> str:
     """The samplers' ``hyper`` switch from ``BNPMixture(sample_hyperparameters=...)``."""
     return "sample" if config.sample_hyperparameters else "fixed"
-
-
-def gibbs_driver(engine, data, family, prior, config, state=None):
-    """Collapsed Gibbs (systematic scan), one Snapshot per sweep."""
-    _no_state("gibbs", state)
-    yield from _on_partitions(run_gibbs(_one_block(engine, data), family, prior, n_iter=config.n_iter,
-                                        random_state=config.seed, hyper=_hyper(config),
-                                        init_labels=config.init_labels), engine, data, config)
 
 
 def anneal_driver(engine, data, family, prior, config, state=None):

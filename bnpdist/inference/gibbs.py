@@ -40,10 +40,12 @@ class CollapsedState:
     """Row labels, rows per cluster and the family's kernel state of one block, kept in step.
 
     ``labels`` holds kernel slots (−1: row not in the sample); slots are stable while a cluster
-    lives (see :mod:`bnpdist.kernels.gibbs`).  All random draws use ``rng``.
+    lives (see :mod:`bnpdist.kernels.gibbs`).  All random draws use ``rng``.  ``stats``, when
+    given, are the clusters' statistics in the order of the labels' first appearance (a state
+    carried over; otherwise they are computed from the rows).
     """
 
-    def __init__(self, block, family, labels, rng: np.random.Generator):
+    def __init__(self, block, family, labels, rng: np.random.Generator, stats=None):
         self.family, self.rng = family, rng
         self.n = n_rows(block)
         labels, _ = remap_labels(np.asarray(labels))
@@ -51,8 +53,9 @@ class CollapsedState:
             raise ValueError(f"labels must have shape ({self.n},), got {labels.shape}")
         K = int(labels.max()) + 1 if self.n and labels.max() >= 0 else 0
         rows = np.flatnonzero(labels >= 0)
-        stats = (family.zero_stats(0) if K == 0 else
-                 family.stats_hard(take_rows(block, rows), labels[rows], K))
+        if stats is None:
+            stats = (family.zero_stats(0) if K == 0 else
+                     family.stats_hard(take_rows(block, rows), labels[rows], K))
         cap = min(self.n + 1, max(MIN_CAPACITY, 2 * K + 1))
         self.labels = labels
         self.counts = np.zeros(cap, dtype=np.int64)
@@ -74,11 +77,15 @@ class CollapsedState:
         self._set_state(self.family.kernel_state(stats, cap))
 
     # --- sampling ----------------------------------------------------------------------------
-    def run(self, remove, add, prior, U: float, prior_only: bool = False):
-        """Steps ``(remove[t], add[t])`` under ``prior`` and U (growing the capacity as needed)."""
+    def run(self, remove, add, prior, U: float, prior_only: bool = False, parts: int = 1):
+        """Steps ``(remove[t], add[t])`` under ``prior`` and U (growing the capacity as needed);
+        ``parts`` > 1 divides the new-cluster weight by ``parts`` (one of ``parts`` marked
+        superposed processes, :mod:`bnpdist.algorithms.marked`)."""
         remove = np.ascontiguousarray(remove, dtype=np.int64)
         add = np.ascontiguousarray(add, dtype=np.int64)
         sigma, log_new = prior.sigma, prior.log_new_weight(U)
+        if parts != 1:
+            log_new -= math.log(parts)
         t = 0
         while t < len(add):
             t = self._steps(self.labels, self.counts, self.meta, remove, add, t, sigma, log_new,

@@ -1,0 +1,1 @@
+"""The algorithms written once against the engine protocol, one module per algorithm."""
