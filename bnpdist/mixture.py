@@ -21,12 +21,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .clusters import ClusterSummaries
+from .algorithms import anneal as marked_anneal
 from .algorithms import gibbs as marked_gibbs
 from .data import write_vocab
 from .data.sources import read_vocab
 from .data.blocks import CSRBlock, as_block
 from .distributed import engine_for
-from .distributed.samplers import anneal_driver, subcluster_driver
+from .distributed.samplers import subcluster_driver
 from .distributed.variational import VariationalRun, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
@@ -47,7 +48,7 @@ from .priors import DP, prior_from_dict
 from .seeds import resolve_seed
 
 #: name → driver generator; only implemented algorithms are registered
-ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": marked_gibbs.driver, "anneal": anneal_driver,
+ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": marked_gibbs.driver, "anneal": marked_anneal.driver,
               "subcluster": subcluster_driver}
 #: algorithms whose snapshots carry sampled labels (no final E-step)
 ALGORITHMS.update({"ddpm-svm": ddpm_driver("svm"), "ddpm-lr": ddpm_driver("lr")})

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bnpdist.distributed.samplers import anneal_driver
+from bnpdist.algorithms.anneal import driver as anneal_driver
 from bnpdist.league import run_league
 from bnpdist.league.entrants import Entrant
 from bnpdist.league.sets import SETS

@@ -1,4 +1,5 @@
 """The engine against a real `dask scheduler` and two `dask worker` processes on 127.0.0.1."""
+import importlib.util
 import json
 import os
 import signal
@@ -11,11 +12,20 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from bnpdist.distributed import DaskEngine
+from conftest import FULL
+
+from bnpdist.algorithms import gibbs as marked_gibbs
+from bnpdist.algorithms import marked
+from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.distributed.reduce import tree_reduce
+from bnpdist.exact import exact_posterior, gof_test
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 60  # seconds for any one wait: nothing here can hang
+
+_spec = importlib.util.spec_from_file_location("referee_gibbs", HERE.parent / "jobs" / "referee_gibbs.py")
+referee = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(referee)
 
 
 def draws(block, seed, delay):
@@ -145,3 +155,55 @@ def test_ep_fit_survives_a_killed_worker(cluster):
     undisturbed = fit(kill=False)
     assert killed.stats_.allclose(undisturbed.stats_, rtol=0, atol=0)
     assert np.array_equal(killed.labels_, undisturbed.labels_) and killed.U_ == undisturbed.U_
+
+
+def _gibbs_chain(engine, P, family, prior, sweeps, kill=None):
+    """(labels, U, log joint) of every sweep of the per-partition Gibbs sampler; ``kill(step)``
+    after each sweep."""
+    fam, X = referee.DATA[family]
+    data = engine.partitions(X, n_partitions=P)
+    out = []
+    for snap in marked.run_marked(engine, data, fam, referee.PRIORS[prior], marked_gibbs.sweep_task,
+                                  n_iter=sweeps, random_state=P, labels_every=True):
+        out.append((snap.labels, snap.U, snap.objective))
+        if kill is not None:
+            kill(snap.step)
+    return out
+
+
+def test_partitioned_gibbs_on_worker_processes_is_the_local_chain(cluster, monkeypatch):
+    """Collapsed Gibbs per partition (:mod:`bnpdist.algorithms.gibbs`) on the two worker
+    processes, on 2 and 3 partitions, rerooted every 7 sweeps, with a worker SIGKILLed after
+    sweep 10 of the 3-partition chain: the LocalEngine's chain draw for draw (labels, U, log
+    joint), which ``tests/test_gibbs_partitions.py`` referees against the exact posterior."""
+    monkeypatch.setattr(marked, "REROOT_EVERY", 7)
+    with DaskEngine(scheduler=cluster.file) as e:
+        e.client.wait_for_workers(2, timeout=TIMEOUT)
+
+        def kill(step):
+            if step == 10:
+                held = e.client.has_what()
+                names = {a: w["name"] for a, w in e.client.scheduler_info()["workers"].items()}
+                victim = max(held, key=lambda w: len(held[w]))   # the worker holding most results
+                os.killpg(cluster.procs[names[victim]].pid, signal.SIGKILL)
+                _until(lambda: e.n_workers == 1, "the killed worker to leave")
+        for P, family, prior in ((2, "multinomial", "nggp"), (3, "gaussian", "dp")):
+            got = _gibbs_chain(e, P, family, prior, 40, kill if P == 3 else None)
+            want = _gibbs_chain(LocalEngine(), P, family, prior, 40)
+            assert all(np.array_equal(a, b) and (u, o) == (v, q) for (a, u, o), (b, v, q) in zip(got, want))
+        assert e.n_workers == 1
+
+
+@pytest.mark.skipif(not FULL, reason="BNPDIST_FULL=1: the referee itself on the worker processes")
+@pytest.mark.parametrize("P", [2, 3])
+@pytest.mark.parametrize("prior", ["dp", "nggp"])
+@pytest.mark.parametrize("family", list(referee.DATA))
+def test_partitioned_gibbs_on_worker_processes_matches_exact_posterior(cluster, family, prior, P):
+    with DaskEngine(scheduler=cluster.file) as e:
+        e.client.wait_for_workers(2, timeout=TIMEOUT)
+        labels = np.array([lab for lab, _, _ in _gibbs_chain(e, P, family, prior, 2000)])
+    fam, X = referee.DATA[family]
+    probs = exact_posterior(referee.PRIORS[prior], fam, X)[1]
+    p, d = gof_test(labels[referee.BURN::referee.MARKED_THIN[P]], probs)
+    bound = referee.tvd_bound(probs, len(labels[referee.BURN::referee.MARKED_THIN[P]]))
+    assert p > 1e-3 and d < bound, f"p = {p:.2e}, TVD = {d:.4f} (bound {bound:.4f})"

@@ -94,18 +94,24 @@ def _data_split(block, seed, route, P):
     return split(Holder(block, np.arange(first, first + n_rows(block)), keys), dest, keys, P)
 
 
+def _global(labels, first):
+    """A holder's labels as global cluster ids (−1, a row outside the subsample, stays −1)."""
+    return np.where(labels >= 0, first + labels, -1)
+
+
 def _holder_split(result, seed, route, P):
     """Split a holder (the first element of a sweep's result): ``route`` = (destination per
-    cluster, global id of its cluster 0)."""
-    holder, (dest, first) = result[0], route
-    return split(holder, dest[holder.labels], first + holder.labels, P)
+    cluster, global id of its cluster 0, this partition); unassigned rows stay."""
+    holder, (dest, first, p) = result[0], route
+    labels = holder.labels
+    return split(holder, np.where(labels >= 0, dest[labels], p), _global(labels, first), P)
 
 
 def _home_split(ids_labels, seed, first_cluster, offsets):
     """A holder's (row ids, global labels) split by the data partition each row came from."""
     ids, labels = ids_labels
     home = np.searchsorted(offsets, ids, side="right") - 1
-    keys = first_cluster + labels
+    keys = _global(labels, first_cluster)
     return split(Holder(None, ids, keys), home, keys, len(offsets) - 1)
 
 
@@ -154,26 +160,28 @@ def _stats(family, parts) -> object:
 
 def _data_routes(data, holders, firsts, dest):
     """Per data partition, the route of each of its rows to the partition of its cluster
-    (``holders`` the gathered (ids, labels) of every holder)."""
+    (``holders`` the gathered (ids, labels) of every holder; an unassigned row never moved)."""
     n = data.n_total
     key = np.empty(n, dtype=np.int64)
     for (ids, labels), first in zip(holders, firsts):
-        key[ids] = first + labels
+        key[ids] = _global(labels, first)
     off = data.offsets
-    return [(int(a), dest[key[a:b]], key[a:b]) for a, b in zip(off[:-1], off[1:])]
+    return [(int(a), np.where(key[a:b] >= 0, dest[key[a:b]], p), key[a:b])
+            for p, (a, b) in enumerate(zip(off[:-1], off[1:]))]
 
 
 def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, random_state=None,
                init_labels=None, sample_hyper: bool = False, remark: float = 1.0,
-               labels_every=False, name: str = "marked") -> Iterator[Snapshot]:
+               labels_every=False, name: str = "marked", extra: tuple = ()) -> Iterator[Snapshot]:
     """Run a marked per-partition sampler; one :class:`Snapshot` per sweep.
 
     Parameters
     ----------
     sweep : the partition task ``sweep(pieces, seed_seq, (keys, stats), (family, prior, U, P,
-        step))``: assembles its pieces (:func:`assemble`; their labels are global cluster ids,
-        −1 unassigned), starts from ``stats`` of the clusters ``keys`` (increasing) it now holds,
-        samples its rows and returns ``(Holder, (counts, stats))`` of its clusters 0..K_p−1
+        step, *extra))``: assembles its pieces (:func:`assemble`; their labels are global cluster
+        ids, −1 unassigned), starts from ``stats`` of the clusters ``keys`` (increasing) it now
+        holds, samples its rows and returns ``(Holder, (counts, stats))`` of its clusters
+        0..K_p−1 (label −1: a row left unassigned, which stays on its partition)
     n_iter : sweeps; random_state : int seed (None: fresh entropy)
     init_labels : (n,) initial labels (any integers ≥ 0), clusters marked uniformly; default:
         every row unassigned on its own partition (the sweep task assigns it first)
@@ -216,17 +224,18 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
         pieces = exchange(engine, data, splits, name)
         owned = [np.flatnonzero(dest == q) for q in range(P)]
         owned = engine.per_partition(data, [(k, stats.take(k)) for k in owned])
-        results = engine.map(sweep, pieces, owned, (family, prior, U, P, it), seed=seed, pass_id=it,
+        results = engine.map(sweep, pieces, owned, (family, prior, U, P, it, *extra), seed=seed, pass_id=it,
                              key=f"{name}-sweep")
         summ = engine.gather(results, select=_summary)
         counts = np.concatenate([c for c, _ in summ])
         sizes = np.array([len(c) for c, _ in summ])
         firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         stats = _stats(family, [s for _, s in summ])
-        K = len(counts)
-        U = prior.sample_u(rng, U, n, K)
-        if sample_hyper:
-            prior = prior.resample(rng, n, K, U, counts)
+        K, assigned = len(counts), int(counts.sum())
+        if assigned:
+            U = prior.sample_u(rng, U, assigned, K)
+        if sample_hyper and assigned:
+            prior = prior.resample(rng, assigned, K, U, counts)
             family = sample_obs_hyper(rng, family, stats)
         now = np.repeat(np.arange(P), sizes)
         dest = np.where(rng.random(K) < remark, rng.integers(0, P, K), now) if P > 1 else now
@@ -244,11 +253,11 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
         if wants_labels(labels_every, it, it == int(n_iter) - 1):
             labels = np.empty(n, dtype=np.int64)
             for (ids, lab), first in zip(engine.gather(held.futures), firsts):
-                labels[ids] = first + lab
+                labels[ids] = _global(lab, first)
             labels, old = remap_labels(labels)
         objective = log_partition_joint(prior, counts, U) + float(np.sum(family.log_marginal(stats)))
         yield Snapshot(step=it, stats=stats if labels is None else stats.take(old), prior=prior,
-                       U=float(U), labels=labels, objective=objective, rows_seen=(it + 1) * n, n=n,
+                       U=float(U), labels=labels, objective=objective, rows_seen=(it + 1) * n, n=assigned,
                        ek=np.ones(K), EK=float(K), seconds=seconds, family=family, label_parts=parts,
                        info={"n_clusters": K, "moved": int(counts[dest != now].sum())})
         if (it + 1) % REROOT_EVERY == 0:
@@ -256,4 +265,5 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
             route = engine.per_partition(data, _data_routes(data, engine.gather(held.futures), firsts, dest))
         else:
             sources, split_task = dd, _holder_split
-            route = engine.per_partition(data, [(dest[f:f + s], int(f)) for f, s in zip(firsts, sizes)])
+            route = engine.per_partition(data, [(dest[f:f + s], int(f), p)
+                                                for p, (f, s) in enumerate(zip(firsts, sizes))])
