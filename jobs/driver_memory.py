@@ -2,7 +2,7 @@
 every iteration): RSS, gc-tracked objects and the scheduler's tasks and spans every ``--every``
 iterations::
 
-    python jobs/driver_memory.py [--sampler subcluster|ddpm-svm] [--iters 1500] [--every 250]
+    python jobs/driver_memory.py [--sampler subcluster|ddpm-svm|gibbs] [--iters 1500] [--every 250]
                                  [--before | --spans] [--local]
 
 ``--before`` reproduces the run before the fixes (the chain never rerooted, Dask's spans
@@ -18,9 +18,11 @@ import time
 import numpy as np
 import psutil
 
+import bnpdist.algorithms.marked as marked
 import bnpdist.distributed.discriminative as discriminative
 import bnpdist.distributed.engine as dask_engine
 import bnpdist.distributed.subcluster as subcluster
+from bnpdist.algorithms import gibbs
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.obs import Gaussian
 from bnpdist.priors import DP
@@ -32,6 +34,8 @@ SAMPLERS = {
         engine, data, FAMILY, DP(1.0), n_iter=n_iter, random_state=0, labels_every=True),
     "ddpm-svm": lambda engine, data, n_iter: discriminative.run_ddpm_partitioned(
         engine, data, FAMILY, DP(1.0), loss="svm", n_iter=n_iter, random_state=0, labels_every=True),
+    "gibbs": lambda engine, data, n_iter: marked.run_marked(
+        engine, data, FAMILY, DP(1.0), gibbs.sweep_task, n_iter=n_iter, random_state=0, labels_every=True),
 }
 
 
@@ -50,7 +54,7 @@ def main(argv=None) -> None:
     ap.add_argument("--local", action="store_true", help="the in-process engine")
     a = ap.parse_args(argv)
     if a.before:
-        subcluster.REROOT_EVERY = discriminative.REROOT_EVERY = a.iters + 1
+        subcluster.REROOT_EVERY = discriminative.REROOT_EVERY = marked.REROOT_EVERY = a.iters + 1
     if a.before or a.spans:
         dask_engine._without_spans = dict
     proc = psutil.Process()

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.blocks import concat_rows, gather_rows, n_rows
+from ..data.blocks import concat_rows, gather_rows, n_rows, nbytes
 from ..distributed.protocol import REROOT_EVERY, DistData
 from ..inference.gibbs import log_partition_joint
 from ..inference.hyper_obs import sample_obs_hyper
@@ -60,6 +60,10 @@ class Holder:
     rows: object
     ids: np.ndarray
     labels: np.ndarray
+
+    def __sizeof__(self) -> int:
+        """Bytes held (what a cluster's memory accounting and transfer logs count)."""
+        return int(nbytes(self.rows) if self.rows is not None else 0) + self.ids.nbytes + self.labels.nbytes
 
 
 def split(holder: Holder, dest: np.ndarray, keys: np.ndarray, P: int) -> tuple:
@@ -119,9 +123,15 @@ def _pick(splits, seed, q):
     return splits[q]
 
 
-def _labels_at_home(pieces, seed):
+def _labels_at_home(first, seed, *others):
     """One data partition's rows' global labels (int32, like the other samplers' label parts)."""
-    return assemble(pieces).labels.astype(np.int32)
+    return assemble((first, *others)).labels.astype(np.int32)
+
+
+def _sweep_call(first, seed, *rest):
+    """The algorithm's sweep task on the pieces (``first``, the others) a partition receives."""
+    *others, own, sweep, glob = rest
+    return sweep((first, *others), seed, own, glob)
 
 
 def _label_stats(block, seed, labels, family, K):
@@ -141,13 +151,14 @@ def _ids_labels_task(result, seed):
     return _ids_labels(result)
 
 
-def exchange(engine, data: DistData, splits: list, key: str) -> DistData:
-    """Partition q of the result is the tuple (splits[0][q], ..., splits[P−1][q]) of the
-    sources' P-tuples ``splits``: a pick task per pair, so a piece travels once."""
+def exchange(engine, data: DistData, splits: list, key: str) -> list[DistData]:
+    """The sources' P-tuples ``splits`` as one DistData per source p, whose partition q is
+    splits[p][q]: a pick task per pair, run where the split lies, so a piece travels once (to
+    the task of partition q that takes all P of them as arguments)."""
     P = data.n_partitions
     dd = engine.per_partition(data, splits)
     cols = [engine.map(_pick, dd, q, key=f"{key}-pick") for q in range(P)]
-    return engine.per_partition(data, [tuple(cols[q][p] for p in range(P)) for q in range(P)])
+    return [engine.per_partition(data, [cols[q][p] for q in range(P)]) for p in range(P)]
 
 
 # --- driver ----------------------------------------------------------------------------------
@@ -224,8 +235,8 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
         pieces = exchange(engine, data, splits, name)
         owned = [np.flatnonzero(dest == q) for q in range(P)]
         owned = engine.per_partition(data, [(k, stats.take(k)) for k in owned])
-        results = engine.map(sweep, pieces, owned, (family, prior, U, P, it, *extra), seed=seed, pass_id=it,
-                             key=f"{name}-sweep")
+        results = engine.map(_sweep_call, *pieces, owned, sweep, (family, prior, U, P, it, *extra),
+                             seed=seed, pass_id=it, key=f"{name}-sweep")
         summ = engine.gather(results, select=_summary)
         counts = np.concatenate([c for c, _ in summ])
         sizes = np.array([len(c) for c, _ in summ])
@@ -246,8 +257,8 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
         def parts(held=held, firsts=firsts):    # holds labels, not the holders' rows
             homes = engine.map(_home_split, held, engine.per_partition(data, [int(f) for f in firsts]),
                                off, key=f"{name}-home")
-            return engine.per_partition(data, engine.map(_labels_at_home, exchange(engine, data, homes,
-                                                                                     f"{name}-home"),
+            return engine.per_partition(data, engine.map(_labels_at_home, *exchange(engine, data, homes,
+                                                                                      f"{name}-home"),
                                                          key=f"{name}-labels"))
         labels = None
         if wants_labels(labels_every, it, it == int(n_iter) - 1):
