@@ -53,6 +53,10 @@ def _update_of(result, seed):
     return result[0]
 
 
+def _contributions_of(result, seed):
+    return result[1]
+
+
 def _empty_update(family, state: VarState, full: bool) -> Update:
     old = state.stats if full else family.zero_stats(state.stats.K)
     return Update(old, (family.zero_stats(0),), (np.zeros(0),), None, 0)
@@ -62,7 +66,7 @@ def _adf_task(block, seed, family, prior, state, ctx, prev, opts):
     """ADF on rows [start, stop) of one partition; appends to the recorded contributions."""
     part, start, stop, remap = ctx
     epsilon, record = opts
-    resp = None if prev is None or prev[1] is None else apply_remap(prev[1], remap)
+    resp = None if prev is None else apply_remap(prev, remap)
     if start >= n_rows(block):
         return _empty_update(family, state, part == 0), resp
     upd, r = adf_partition(row_range(block, start, min(stop, n_rows(block))), family, prior, state,
@@ -89,9 +93,9 @@ def _ep_task(block, seed, family, prior, state, ctx, prev, opts):
     """One EP pass over one partition, rows in the order drawn from its seed."""
     part, remap = ctx
     epsilon, outside = opts
-    return ep_partition(block, family, prior, state, apply_remap(prev[1], remap), epsilon=epsilon,
+    return ep_partition(block, family, prior, state, apply_remap(prev, remap), epsilon=epsilon,
                         full=part == 0, rng=np.random.default_rng(seed),
-                        outside=outside if part == 0 else None)
+                        outside=outside if part == 0 else None, own=True)
 
 
 class VariationalRun:
@@ -114,7 +118,9 @@ class VariationalRun:
         #: Σ log(1 − q) over the rows of earlier fits per cluster (current numbering): their
         #: occupancy, which EP's per-pass occupancy of this run's rows is combined with
         self.outside = np.log1p(-np.minimum(self.state.ek, 1.0 - 1e-16))
-        self.results: list | None = None   # per partition: (update, contributions) task results
+        #: per partition, its rows' local contributions (a handle; None when not recorded): kept
+        #: apart from the task's update, whose K x V statistics are freed once reduced
+        self.results: list | None = None
         self.remaps: list = [None] * data.n_partitions
         self.step = 0
         self.rows_seen = self.state.n_seen
@@ -135,7 +141,7 @@ class VariationalRun:
         outside = np.zeros(new.stats.K)
         np.add.at(outside, to[to >= 0], self.outside[to >= 0])
         self.outside = outside
-        self.results = futures
+        self.results = e.map(_contributions_of, e.per_partition(self.data, futures), key="contributions")
         self.rows_seen += rows
         return new, info
 
@@ -188,7 +194,7 @@ class VariationalRun:
     def contributions(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per partition, the rows' local contributions (idx, val) in the current numbering."""
         parts = self.engine.gather(self.results)
-        return [apply_remap(r[1], m) for r, m in zip(parts, self.remaps)]
+        return [apply_remap(r, m) for r, m in zip(parts, self.remaps)]
 
 
 def run_adf(engine, data: DistData, family, prior, config, state: VarState | None = None

@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from ..data.blocks import CSRBlock, n_rows
-from ..kernels.scan import adf_scan, row_access
+from ..kernels.scan import adf_scan, remap_contributions, row_access
 from ..obs.base import ObsFamily
 from .merge import MergeInfo, Update, VarState, merge_stage
 from .snapshot import Snapshot
@@ -144,6 +144,8 @@ def adf_stream(family: ObsFamily, prior, block, state: VarState | None = None, *
 
 def apply_remap(resp: tuple, remap: np.ndarray) -> tuple:
     """Local contributions renumbered by ``remap`` (−1: the cluster is gone, its entry zeroed)."""
-    idx, val = resp
-    new = np.where(idx >= 0, remap[np.maximum(idx, 0)], -1).astype(np.int32)
-    return new, np.where(new >= 0, val, 0.0)
+    idx, val = (np.ascontiguousarray(a) for a in resp)
+    out = np.empty(idx.shape, dtype=np.int32), np.empty(val.shape)
+    remap_contributions(idx.astype(np.int32, copy=False), val.astype(np.float64, copy=False),
+                        np.asarray(remap, dtype=np.int64), *out)
+    return out

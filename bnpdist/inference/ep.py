@@ -37,11 +37,11 @@ from .snapshot import Snapshot
 
 def ep_partition(block, family: ObsFamily, prior, state: VarState, resp: tuple, *, epsilon: float,
                  full: bool, rng: np.random.Generator | None = None, drop: float = DROP,
-                 outside: np.ndarray | None = None):
+                 outside: np.ndarray | None = None, own: bool = False):
     """One EP pass over ``block`` (rows in a random order from ``rng``, else in order).
 
     ``resp`` are the rows' current local contributions in the numbering of ``state``; they are
-    not modified.  ``outside`` (K0,): Σ log(1 − q_jk) of rows whose contributions are fixed and
+    not modified unless ``own`` (the caller's private copy, updated in place and returned).  ``outside`` (K0,): Σ log(1 − q_jk) of rows whose contributions are fixed and
     not in any partition (earlier batches of a stream; add it in one partition only), so the
     reduced ``logocc`` gives every cluster's occupancy.  Returns ``(update, resp')`` with
     ``resp'`` in local cluster indices.
@@ -55,7 +55,7 @@ def ep_partition(block, family: ObsFamily, prior, state: VarState, resp: tuple, 
     logocc = np.zeros(kstate[0].shape[0])
     if outside is not None:
         logocc[:K0] = outside
-    idx, val = resp[0].copy(), resp[1].copy()
+    idx, val = resp if own else (resp[0].copy(), resp[1].copy())
     rows = np.arange(n, dtype=np.int64) if rng is None else rng.permutation(n).astype(np.int64)
     hyper, done = family.kernel_hyper(), 0
     while True:

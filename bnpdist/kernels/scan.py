@@ -193,6 +193,18 @@ def record(resp_idx, resp_val, r, keep, q, nk):
 
 
 @numba.njit(nogil=True, cache=True)
+def remap_contributions(idx, val, remap, out_idx, out_val):
+    """Local contributions renumbered: out_idx = remap[idx] where idx ≥ 0, else −1; out_val =
+    val where out_idx ≥ 0, else 0 (a cluster mapped to −1 is gone)."""
+    for r in range(idx.shape[0]):
+        for t in range(idx.shape[1]):
+            k = idx[r, t]
+            j = remap[k] if k >= 0 else -1
+            out_idx[r, t] = j
+            out_val[r, t] = val[r, t] if j >= 0 else 0.0
+
+
+@numba.njit(nogil=True, cache=True)
 def _adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K, ek,
              prior, U, n_seen, EK, eps, drop, resp_idx, resp_val):
     """ADF-NRM over ``rows`` (block row indices, in stream order)  (Tank et al. 2015, Alg. 1).
