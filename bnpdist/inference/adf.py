@@ -55,7 +55,7 @@ def block_rows(block, start: int, stop: int):
 def grow(family: ObsFamily, kstate: tuple, K: int, extra: list[np.ndarray]):
     """Double the capacity of a kernel state (and of per-cluster arrays ``extra``)."""
     cap = 2 * kstate[0].shape[0]
-    new = family.kernel_state(family.stats_from_state(kstate, K), cap)
+    new = family.grow_state(kstate, K, cap)
     return new, [np.concatenate([a, np.zeros(cap - len(a))]) for a in extra]
 
 

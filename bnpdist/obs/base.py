@@ -242,6 +242,12 @@ class ObsFamily(Params, ABC):
     def stats_from_state(self, state: tuple, K: int) -> SuffStats:
         """The statistics of the first K clusters held in a kernel state."""
 
+    def grow_state(self, state: tuple, K: int, capacity: int) -> tuple:
+        """The kernel state of the first K clusters of ``state`` with ``capacity`` slots: equal,
+        array for array, to ``kernel_state(stats_from_state(state, K), capacity)`` (a family
+        may build it without recomputing what ``state`` already holds)."""
+        return self.kernel_state(self.stats_from_state(state, K), capacity)
+
     @property
     @abstractmethod
     def row_kernels(self):

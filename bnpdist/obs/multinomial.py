@@ -215,6 +215,22 @@ class Multinomial(ObsFamily):
         vlog(A, L, A.size, np.empty_like(A))
         return (n, tot, N, L.reshape(N.shape))
 
+    def grow_state(self, state: tuple, K: int, capacity: int) -> tuple:
+        """Copies of the first K slots; the empty slots' table ``L`` is log(βb_v), the value
+        :meth:`kernel_state` computes for N_kv = 0 (the logarithm works element by element)."""
+        n, tot, N, L = state[:4]
+        if capacity < K + 1:
+            raise ValueError(f"capacity {capacity} < K + 1 = {K + 1}")
+        bb = self._bb()
+        n2, tot2, N2 = np.zeros(capacity), np.zeros(capacity), np.zeros((self.V, capacity))
+        n2[:K], tot2[:K], N2[:, :K] = n[:K], tot[:K], N[:, :K]
+        log_bb = np.empty(self.V)
+        vlog(np.ascontiguousarray(bb, dtype=np.float64), log_bb, self.V, np.empty(self.V))
+        L2 = np.empty((self.V, capacity))
+        L2[:, :K] = L[:, :K]
+        L2[:, K:] = log_bb[:, None]
+        return (n2, tot2, N2, L2)
+
     def stats_from_state(self, state: tuple, K: int) -> SuffStats:
         n, tot, N, _ = state
         return SuffStats(self.name, {"n": n[:K].copy(), "counts": np.ascontiguousarray(N[:, :K].T),

@@ -112,6 +112,11 @@ class Polya(Multinomial):
         h[:stats.K] = stats["h"]
         return super().kernel_state(stats, capacity) + (h,)
 
+    def grow_state(self, state: tuple, K: int, capacity: int) -> tuple:
+        h = np.zeros(capacity)
+        h[:K] = state[4][:K]
+        return super().grow_state(state[:4], K, capacity) + (h,)
+
     def stats_from_state(self, state: tuple, K: int) -> SuffStats:
         s = super().stats_from_state(state[:4], K)
         return SuffStats(self.name, {**s.arrays, "h": state[4][:K].copy()})
