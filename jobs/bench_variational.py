@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     rows = bench.adf_ep_benchmark(args.n_docs, ep_passes=args.ep_passes)
     text = (f"## ADF and EP against the X·W bound\n\nCommand: `{command}` ({started}); machine: "
             f"{machine()}.  NYT-shaped corpus (`make_nyt_like`, V = 7,841, 100 topics), DP(1), "
-            f"β = 0.01·V, ε = 0.01; one process, one thread; ratios as described above.\n\n"
+            f"β = 0.01·V, ε = 0.01; one process (one thread, but for the rows that say threads); ratios as described above.\n\n"
             + bench.table(rows))
     print(text, flush=True)
     bench.write_section(args.out, "variational", text)
