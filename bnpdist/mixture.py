@@ -27,7 +27,7 @@ from .data import write_vocab
 from .data.sources import read_vocab
 from .data.blocks import CSRBlock, as_block
 from .distributed import engine_for
-from .distributed.samplers import subcluster_driver
+from .algorithms import subcluster
 from .distributed.variational import VariationalRun, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
@@ -49,7 +49,7 @@ from .seeds import resolve_seed
 
 #: name → driver generator; only implemented algorithms are registered
 ALGORITHMS = {"adf": run_adf, "ep": run_ep, "gibbs": marked_gibbs.driver, "anneal": marked_anneal.driver,
-              "subcluster": subcluster_driver}
+              "subcluster": subcluster.driver}
 #: algorithms whose snapshots carry sampled labels (no final E-step)
 ALGORITHMS.update({"ddpm-svm": ddpm_driver("svm"), "ddpm-lr": ddpm_driver("lr")})
 SAMPLERS = {"gibbs", "anneal", "subcluster", "ddpm-svm", "ddpm-lr"}

@@ -21,7 +21,7 @@ import psutil
 import bnpdist.algorithms.marked as marked
 import bnpdist.distributed.discriminative as discriminative
 import bnpdist.distributed.engine as dask_engine
-import bnpdist.distributed.subcluster as subcluster
+import bnpdist.algorithms.subcluster as subcluster
 from bnpdist.algorithms import gibbs
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.obs import Gaussian

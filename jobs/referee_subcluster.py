@@ -1,7 +1,7 @@
 """Exact-posterior referee for the sub-cluster split/merge sampler (Chang & Fisher 2013).
 
 The data sets, burn-in and :func:`tvd_bound` of ``jobs/referee_gibbs.py``; the chain is
-:func:`bnpdist.distributed.subcluster.run_subcluster` with 2 partitions (every block
+:func:`bnpdist.algorithms.subcluster.run_subcluster` with 2 partitions (every block
 acceptance, launch and split/merge path is exercised), on the in-process engine or a 2-worker
 Dask LocalCluster.  Samples are every ``THIN``-th iteration after ``BURN``; :func:`iact`
 (batch means over the indicators of the likeliest partitions) is printed beside each case so
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from bnpdist.distributed.subcluster import run_subcluster
+from bnpdist.algorithms.subcluster import run_subcluster
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import canonical, exact_posterior, gof_test, set_partitions
 

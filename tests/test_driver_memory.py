@@ -24,7 +24,7 @@ from scipy.stats import theilslopes
 
 from bnpdist.distributed import DaskEngine
 from bnpdist.distributed.protocol import REROOT_EVERY
-from bnpdist.distributed.subcluster import run_subcluster
+from bnpdist.algorithms.subcluster import run_subcluster
 from bnpdist.obs import Gaussian
 from bnpdist.priors import DP
 

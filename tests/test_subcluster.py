@@ -9,9 +9,9 @@ from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
 from bnpdist.data.blocks import CSRBlock
-from bnpdist.distributed.subcluster import run_subcluster
+from bnpdist.algorithms.subcluster import run_subcluster
 from bnpdist.distributed import LocalEngine
-from bnpdist.inference import subcluster as sc
+from bnpdist.algorithms import subcluster as sc
 from bnpdist.inference.gibbs import log_partition_joint
 from bnpdist.kernels.subcluster import draw_rows, unit_logq
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial

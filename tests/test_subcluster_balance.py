@@ -22,7 +22,7 @@ from conftest import FULL
 from scipy.special import logsumexp
 
 from bnpdist.exact import canonical, set_partitions
-from bnpdist.inference import subcluster as sc
+from bnpdist.algorithms import subcluster as sc
 from bnpdist.kernels.subcluster import unit_logq
 from bnpdist.obs import Gaussian
 from bnpdist.priors import DP, NGGP

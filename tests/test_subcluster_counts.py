@@ -7,9 +7,9 @@ from sklearn.metrics import normalized_mutual_info_score
 
 from bnpdist.data import synthetic
 from bnpdist.data.blocks import CSRBlock
-from bnpdist.distributed.subcluster import run_subcluster
+from bnpdist.algorithms.subcluster import run_subcluster
 from bnpdist.distributed import LocalEngine
-from bnpdist.inference import subcluster as sc
+from bnpdist.algorithms import subcluster as sc
 from bnpdist.obs import Bernoulli, Multinomial
 from bnpdist.obs.draws import Collapsed, cluster_loglik, pseudo_rows, side_loglik, side_params
 from bnpdist.priors import DP

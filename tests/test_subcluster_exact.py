@@ -53,8 +53,8 @@ def test_subcluster_on_polya_documents_matches_exact_posterior():
 def test_subcluster_on_two_workers_is_the_in_process_chain(monkeypatch):
     """The same chain on a cluster, rerooted every 7 iterations, and in this process."""
     from bnpdist.distributed import DaskEngine
-    from bnpdist.distributed import subcluster
-    from bnpdist.distributed.subcluster import run_subcluster
+    from bnpdist.algorithms import subcluster
+    from bnpdist.algorithms.subcluster import run_subcluster
     from bnpdist.distributed import LocalEngine
     monkeypatch.setattr(subcluster, "REROOT_EVERY", 7)
     fam, X = referee.DATA["bernoulli"]

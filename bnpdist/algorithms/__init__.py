@@ -1,1 +1,9 @@
-"""The algorithms written once against the engine protocol, one module per algorithm."""
+"""The algorithms, one module each: its state, its one-partition tasks, its driver.
+
+A driver is ``driver(engine, data, family, prior, config, state=None)``, a generator of one
+:class:`~bnpdist.inference.snapshot.Snapshot` per sweep, pass or round, written against the
+:class:`~bnpdist.distributed.Engine` protocol alone (``map``, ``reduce``, ``gather``,
+``per_partition``); ``bnpdist.mixture.ALGORITHMS`` registers it by name.  Partition tasks draw
+from the ``SeedSequence`` the engine hands them (``seeds.partition_seed(seed, pass, part)``),
+the driver from ``seeds.driver_rng(seed)``; numba loops live in :mod:`bnpdist.kernels`.
+"""

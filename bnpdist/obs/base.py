@@ -151,6 +151,9 @@ class ObsFamily(Params, ABC):
     search_by: str = "heldout"
     #: whether that search also chooses the allocation prior (mass a, discount σ) when unset
     searches_prior: bool = True
+    #: whether ``stats_hard`` is one compiled pass (else hard statistics of small blocks are
+    #: cheaper as ``stats`` of a one-hot, scipy's per-call overhead dominating)
+    fast_hard_stats: bool = False
 
     def replace(self, **params) -> "ObsFamily":
         """The same family (same class) with the given parameters changed."""

@@ -102,6 +102,7 @@ class Gaussian(ObsFamily):
 
     name = "Gaussian"
     block_kind = "dense"
+    fast_hard_stats = True
 
     def __new__(cls, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None):
         if covariance is not None and covariance not in COVARIANCES:
