@@ -11,12 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from .data.blocks import CSRBlock, as_block, concat_rows
-from .data.sources import is_parquet_source
+from .data.source import PARQUET, kind_of, sequences
 from .distributed import engine_for
 from .distributed.discriminative import run_ihmm_partitioned, transition_counts
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
@@ -35,32 +34,6 @@ from .seeds import resolve_seed
 ALGORITHMS = {"gibbs": None, "dih-svm": "svm", "dih-lr": "lr"}
 #: saved-model format read and written by this version
 FORMAT_VERSION = 1
-
-
-def read_parquet_sequences(source) -> list:
-    """Sequences from a Parquet source with ``sequence_id`` and ``t`` columns beside a dense
-    ``features`` list column or numeric columns (rows sorted by (sequence_id, t))."""
-    import pyarrow.dataset as ds
-    table = ds.dataset(source, format="parquet").to_table()
-    missing = {"sequence_id", "t"} - set(table.column_names)
-    if missing:
-        raise ValueError(f"Parquet source lacks column(s) {sorted(missing)}")
-    df = table.to_pandas().sort_values(["sequence_id", "t"], kind="stable")
-    if "features" in df:
-        X = np.stack(df["features"].to_numpy()).astype(np.float64)
-    else:
-        cols = [c for c in df.columns if c not in ("sequence_id", "t", "id")]
-        X = df[cols].to_numpy(dtype=np.float64)
-    bounds = np.flatnonzero(np.diff(df["sequence_id"].to_numpy(), prepend=np.nan) != 0)
-    return np.split(X, bounds[1:])
-
-
-def _is_sequence_list(X) -> bool:
-    """A list of per-sequence 2-D arrays (rather than one 2-D array given as nested lists)."""
-    if not isinstance(X, (list, tuple)) or not X:
-        return False
-    first = X[0]
-    return isinstance(first, CSRBlock) or sp.issparse(first) or np.ndim(first) == 2
 
 
 def split_lengths(lengths, n_rows: int) -> list[int]:
@@ -154,16 +127,13 @@ class BNPHMM(Estimator):
 
     def _sequences(self, X, lengths, reset: bool, obs) -> tuple[list, bool]:
         """(validated sequences, whether the input was a list or Parquet source)."""
-        if is_parquet_source(X):
-            if lengths is not None:
-                raise ValueError("lengths applies to a 2-D array; a Parquet source has sequence_id")
-            X, listed = read_parquet_sequences(X), True
-        else:
-            listed = _is_sequence_list(X)
-            if listed and lengths is not None:
-                raise ValueError("lengths applies to a 2-D array, not to a list of sequences")
+        if lengths is not None and kind_of(X) == PARQUET:
+            raise ValueError("lengths applies to a 2-D array; a Parquet source has sequence_id")
+        seqs = sequences(X)
+        listed = seqs is not None
         if listed:
-            seqs = [as_block(s) for s in X]
+            if lengths is not None:
+                raise ValueError("lengths applies to a 2-D array, not to a list of sequences")
             lengths, X = [s.shape[0] for s in seqs], concat_rows(seqs)
         X = check_input(self, X, reset=reset, counts=family_counts(obs))
         block = as_block(X)

@@ -23,13 +23,13 @@ from sklearn.utils.validation import check_non_negative, column_or_1d, validate_
 
 from .data import Corpus, scan
 from .data.blocks import CSRBlock
-from .data.sources import is_parquet_source
-from .distributed import DistData, is_dask_collection
+from .data.source import DASK, PARQUET, kind_of
+from .distributed import DistData
 
 
 def is_out_of_core(X) -> bool:
     """Parquet sources, dask collections and partitioned data (validated by their readers)."""
-    return isinstance(X, DistData) or is_parquet_source(X) or is_dask_collection(X)
+    return isinstance(X, DistData) or kind_of(X) in (PARQUET, DASK)
 
 
 #: ``y`` not given (scikit-learn's own sentinel in ``validate_data``)
@@ -46,7 +46,7 @@ def check_input(estimator, X, *, reset: bool, counts: bool | None, y=NO_Y, vocab
     bag-of-words corpus without a sidecar); a CSRBlock is returned as the block (row ids kept).
     """
     if is_out_of_core(X):
-        if is_parquet_source(X) and not isinstance(X, Corpus):
+        if kind_of(X) == PARQUET and not isinstance(X, Corpus):
             X = scan(X, vocab_size=vocab_size, infer_vocab=True)
         X = _out_of_core(estimator, X, reset, counts)
         return X if isinstance(y, str) else (X, y)
@@ -64,7 +64,7 @@ def _out_of_core(estimator, X, reset: bool, counts: bool | None):
     if reset:
         for name in ("n_features_in_", "feature_names_in_"):
             estimator.__dict__.pop(name, None)
-    if counts and is_dask_collection(X) and hasattr(X, "map_blocks") \
+    if counts and kind_of(X) == DASK and hasattr(X, "map_blocks") \
             and not sp.issparse(getattr(X, "_meta", None)):
         X = X.rechunk({1: -1}).map_blocks(_dense_counts_to_csr, dtype=np.float64,
                                           meta=sp.csr_matrix((0, 0)))

@@ -13,33 +13,14 @@ import os
 import posixpath
 
 import fsspec
-import numpy as np
 import pyarrow.parquet as pq
-import scipy.sparse as sp
 from fsspec.implementations.local import LocalFileSystem
 
-from .blocks import CSRBlock
 from .errors import CorpusError
-from .schema import Corpus, is_str
+from .schema import is_str
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 VOCAB_FILES = ("vocab.parquet", "vocab.txt")
-
-
-def is_parquet_source(source) -> bool:
-    """Paths, globs, URLs, lists of them, or a scanned Corpus."""
-    if isinstance(source, (str, os.PathLike)):
-        return True
-    if isinstance(source, (list, tuple)):
-        return len(source) > 0 and all(isinstance(s, (str, os.PathLike)) for s in source)
-    return isinstance(source, Corpus)
-
-
-def is_in_memory(source) -> bool:
-    """An ndarray, scipy sparse matrix, CSRBlock, or nested list of numbers."""
-    if isinstance(source, (np.ndarray, CSRBlock)) or sp.issparse(source):
-        return True
-    return isinstance(source, (list, tuple)) and not is_parquet_source(source)
 
 
 def filesystem(address: str, storage_options: dict | None):

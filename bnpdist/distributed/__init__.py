@@ -5,10 +5,9 @@ it in this process and :class:`DaskEngine` on a Dask cluster.  This package is t
 that imports Dask or holds a client.
 """
 from .choose import LOCAL_BYTES, engine_for
-from .dataset import is_dask_collection
 from .engine import ClusterUnavailable, DaskEngine, configured_scheduler, tls_security
 from .local import LocalEngine
 from .protocol import FAN_IN, DistData, Engine
 
 __all__ = ["ClusterUnavailable", "DaskEngine", "DistData", "Engine", "FAN_IN", "LOCAL_BYTES",
-           "LocalEngine", "configured_scheduler", "engine_for", "is_dask_collection", "tls_security"]
+           "LocalEngine", "configured_scheduler", "engine_for", "tls_security"]

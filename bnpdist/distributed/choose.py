@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from ..data.blocks import nbytes
-from ..data.sources import is_in_memory
+from ..data.source import MEMORY, SEQUENCES, kind_of
 from .engine import DaskEngine, configured_scheduler
 from .local import LocalEngine
 from .protocol import Engine
@@ -31,7 +31,7 @@ def engine_for(client=None, scheduler: str | None = None, source=None) -> Iterat
             raise ValueError("give either an engine (client=) or a scheduler, not both")
         yield client
     elif (client is None and scheduler is None and configured_scheduler() is None
-          and is_in_memory(source) and nbytes(source) <= LOCAL_BYTES):
+          and kind_of(source) in (MEMORY, SEQUENCES) and nbytes(source) <= LOCAL_BYTES):
         yield LocalEngine(threads=os.cpu_count() or 1)
     else:
         with DaskEngine(client=client, scheduler=scheduler, dashboard=False) as engine:

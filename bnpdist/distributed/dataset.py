@@ -2,25 +2,24 @@
 
 In-memory inputs are cut into contiguous row blocks and each block is *submitted* as a task
 (not scattered): the scheduler keeps the task, so a partition lost with its worker is
-recomputed from lineage (scattered data would not be).  Parquet inputs become one
-``read_piece`` task per (file, row group).  Dask arrays/dataframes keep their own graph, one
+recomputed from lineage (scattered data would not be).  Parquet inputs become one read
+task per (file, row group) (both through :func:`bnpdist.data.source.as_source`).  Dask arrays/dataframes keep their own graph, one
 partition per row chunk.
 """
 from __future__ import annotations
 
-import math
 import uuid
 import warnings
 from itertools import pairwise
 
 import numpy as np
 import scipy.sparse as sp
-from dask.base import is_dask_collection, tokenize
+from dask.base import tokenize
 from distributed import Client, Future
 
-from ..data import Corpus, read_labels, read_piece, scan
-from ..data.blocks import Block, CSRBlock, checked_block, nbytes, split_at, split_rows
-from ..data.sources import is_in_memory, is_parquet_source
+from ..data import read_labels
+from ..data.blocks import checked_block
+from ..data.source import DASK, Source, as_source, kind_of
 from .protocol import DistData
 
 #: target in-memory size of one partition when ``n_partitions`` is not given
@@ -41,29 +40,16 @@ def _submit_parts(client: Client, parts: list, prefix: str) -> tuple[tuple[Futur
     return futures, tokenize(keys)
 
 
-def _kind(block: Block) -> str:
-    return "csr" if isinstance(block, CSRBlock) else "dense"
-
-
-def from_memory(client: Client, X, n_partitions: int | None = None, bounds=None) -> DistData:
-    """Partitions of an ndarray, scipy sparse matrix or CSRBlock (contiguous row blocks, or
-    the row ranges between ``bounds``).
-
-    Default ``n_partitions``: blocks of about :data:`PARTITION_BYTES`, a function of the data
-    alone, so that results do not depend on the number of workers.
-    """
-    block = checked_block(X)
-    if bounds is not None:
-        parts = split_at(block, bounds)
+def from_source(client: Client, src: Source) -> DistData:
+    """One task per piece of a :class:`~bnpdist.data.source.Source`: an in-memory piece submitted
+    as its value, keyed by its content; a Parquet piece as a ``read`` task (under keys of this
+    scan only: files may change between scans)."""
+    if src.held:
+        futures, token = _submit_parts(client, [src.read(i) for i in range(src.n_pieces)], "part")
     else:
-        if n_partitions is None:
-            n_partitions = max(1, math.ceil(nbytes(block) / PARTITION_BYTES))
-        if n_partitions < 1:
-            raise ValueError(f"n_partitions must be at least 1, got {n_partitions}")
-        parts = split_rows(block, n_partitions)
-    futures, token = _submit_parts(client, parts, "part")
-    return DistData(futures, _kind(block), block.shape[1],
-                    tuple(p.shape[0] for p in parts), token)
+        token = uuid.uuid4().hex
+        futures = tuple(client.submit(src.read, i, key=f"read-{token}-{i}") for i in range(src.n_pieces))
+    return DistData(futures, src.kind, src.n_features, src.piece_rows, token, src.corpus)
 
 
 def from_dask(client: Client, x) -> DistData:
@@ -80,30 +66,19 @@ def from_dask(client: Client, x) -> DistData:
     return DistData(futures, kind, int(x.shape[1]), tuple(int(c) for c in x.chunks[0]), token)
 
 
-def from_parquet(client: Client, source) -> DistData:
-    """One ``read_piece`` task per (file, row group) of a Parquet source or scanned Corpus."""
-    corpus = source if isinstance(source, Corpus) else scan(source)
-    token = uuid.uuid4().hex  # files may change between scans: never share keys across scans
-    futures = tuple(client.submit(read_piece, corpus, piece, key=f"read-{token}-{i}")
-                    for i, piece in enumerate(corpus.pieces))
-    return DistData(futures, corpus.kind, int(corpus.n_features),
-                    tuple(int(p.n_rows) for p in corpus.pieces), token, corpus)
-
-
 def partition(client: Client, source, n_partitions: int | None = None, bounds=None) -> DistData:
-    """Dispatch on the kind of source (see :meth:`Engine.partitions`)."""
+    """Partitions of any source (see :meth:`Engine.partitions`); in-memory data without
+    ``n_partitions`` in blocks of about :data:`PARTITION_BYTES`, a function of the data alone,
+    so that results do not depend on the number of workers."""
     if isinstance(source, DistData):
         return source
-    if is_in_memory(source):
-        return from_memory(client, source, n_partitions, bounds)
-    if n_partitions is not None or bounds is not None:
-        raise ValueError("n_partitions and bounds apply to in-memory data only: Parquet "
-                         "partitions are row groups, dask partitions are row chunks")
-    if is_dask_collection(source):
+    if kind_of(source) == DASK:
+        if n_partitions is not None or bounds is not None:
+            raise ValueError("n_partitions and bounds apply to in-memory data only: dask "
+                             "partitions are row chunks")
         return from_dask(client, source)
-    if is_parquet_source(source):
-        return from_parquet(client, source)
-    raise TypeError(f"cannot partition a {type(source).__name__}")
+    return from_source(client, as_source(source, n_partitions=n_partitions, bounds=bounds,
+                                         piece_bytes=PARTITION_BYTES))
 
 
 def labels_like(client: Client, data: DistData, y=None) -> DistData:

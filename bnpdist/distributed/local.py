@@ -15,18 +15,13 @@ from itertools import pairwise
 
 import numpy as np
 
-from ..data import Corpus, read_labels, read_piece, scan
-from ..data.blocks import checked_block, n_rows, split_at, split_rows
-from ..data.sources import is_parquet_source
+from ..data import read_labels
+from ..data.source import as_source
 from .protocol import FAN_IN, DistData, Engine
 from ..seeds import partition_seed
 
 #: the token of local data (task keys are a cluster's concern)
 LOCAL = "local"
-
-
-def _kind(block) -> str:
-    return "csr" if hasattr(block, "indptr") else "dense"
 
 
 class LocalEngine(Engine):
@@ -41,17 +36,9 @@ class LocalEngine(Engine):
     def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
         if isinstance(source, DistData):
             return source
-        if is_parquet_source(source):
-            if n_partitions is not None or bounds is not None:
-                raise ValueError("n_partitions and bounds apply to in-memory data only: Parquet "
-                                 "partitions are row groups")
-            corpus = source if isinstance(source, Corpus) else scan(source)
-            parts = tuple(read_piece(corpus, piece) for piece in corpus.pieces)
-            return DistData(parts, corpus.kind, int(corpus.n_features),
-                            tuple(int(p.n_rows) for p in corpus.pieces), LOCAL, corpus)
-        block = checked_block(source)
-        parts = split_at(block, bounds) if bounds is not None else split_rows(block, n_partitions or 1)
-        return DistData(tuple(parts), _kind(block), block.shape[1], tuple(n_rows(p) for p in parts), LOCAL)
+        src = as_source(source, n_partitions=n_partitions, bounds=bounds)
+        return DistData(tuple(src.read(i) for i in range(src.n_pieces)), src.kind, src.n_features,
+                        src.piece_rows, LOCAL, src.corpus)
 
     def validate(self, data: DistData) -> DistData:
         return data     # read (and checked) when partitioned
