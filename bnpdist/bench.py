@@ -131,7 +131,7 @@ def _ep_phases(X, family, prior, ep_passes: int, seed: int):
     per phase (ADF, then each EP pass, merge stage included) its wall and CPU seconds, the
     CPU seconds of an X·W at the phase's resulting K timed right after it and the wall
     seconds of an all-core X·W (:func:`_xw_all`) timed after that."""
-    from .inference.ep import ep_stream
+    from .algorithms.variational import ep_stream
     it = ep_stream(family, prior, X, epsilon=EPSILON, merge_threshold=0.0, n_iter=1 + ep_passes,
                    tol=0.0, seed=seed)
     phases = []
@@ -202,8 +202,8 @@ def adf_ep_benchmark(n_docs: int = 20_000, *, ep_passes: int = 3, repeat: int = 
     EP pass in threads.
     """
     from .data.synthetic import make_nyt_like
-    from .inference.adf import adf_partition
-    from .inference.ep import ep_partition
+    from .algorithms.variational import adf_partition
+    from .algorithms.variational import ep_partition
     from .inference.merge import VarState
     from .priors import DP
     if X is None:

@@ -61,8 +61,7 @@ from scipy.special import logsumexp
 
 from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed import LocalEngine
-from .distributed.variational import VariationalRun
-from .inference.adf import check_epsilon
+from .algorithms.variational import VariationalRun, check_epsilon
 from .obs.gaussian import MAX_COV_FRACTION, MIN_COV_FRACTION
 from .obs.multinomial import CORPUS_DOCS
 from .priors import DP, NGGP

@@ -28,10 +28,9 @@ from .data.sources import read_vocab
 from .data.blocks import CSRBlock, as_block
 from .distributed import engine_for
 from .algorithms import subcluster
-from .distributed.variational import VariationalRun, run_adf, run_ep
+from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
 from .distributed.discriminative import ddpm_driver
 from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
-from .inference.adf import check_epsilon
 from .inference.ddpm import WARMUP, HyperplaneStep
 from .inference.features import Projection
 from .inference.labels import remap_labels
@@ -234,7 +233,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         number at most :data:`STREAM_REFIT_ROWS`); "fixed" uses the data-driven defaults
     warm_start : "ep" only: a fitted model's next ``fit`` starts from its state (scikit-learn's
         ``warm_start``): the fitted prior, family and statistics give every row its first local
-        contribution in one round (:meth:`~bnpdist.distributed.variational.VariationalRun.warm`)
+        contribution in one round (:meth:`~bnpdist.algorithms.variational.VariationalRun.warm`)
         instead of a recording ADF pass, and no hyperparameter search runs (the nightly
         ``recluster``); the first ``fit`` is a cold one
     client, scheduler : an engine (:class:`~bnpdist.distributed.Engine`, used as is), a
@@ -429,15 +428,15 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             config = replace(config, init_labels=init_labels)
             self.vocabulary_ = self._vocabulary(data) or getattr(self, "vocabulary_", None)
             self.history_ = []
-            snap, adf_rounds, passes, kept = None, 0, 0, []
+            snap, passes, kept = None, 0, []
             sampler = self.algorithm in SAMPLERS
             for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, warm):
                 self._absorb(snap, family if snap.family is None else snap.family, snap.prior or prior)
-                adf_rounds, passes = adf_rounds + ("round" in snap.info), passes + ("round" not in snap.info)
+                passes += snap.ends_pass
                 if sampler and self.point_estimate != "last" and config.kept(snap.step):
                     kept.append(snap.label_parts())
                 yield snap
-            self.n_iter_ = passes + (adf_rounds > 0)
+            self.n_iter_ = passes
             self.converged_ = True if self.algorithm == "adf" else None
             if self.algorithm == "ep":
                 self.converged_ = bool((snap.change or 0.0) < config.tol)
@@ -579,10 +578,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             for snap in itertools.chain(run.adf(record=refine), run.ep() if refine else ()):
                 earlier = _renumber(earlier, run.remaps[0][:K])
                 K = snap.stats.K
-                passes += "pass" in snap.info
+                passes += snap.ends_pass
                 self._absorb(snap, family, prior)
             self.labels_ = np.concatenate([earlier, self._score(engine, data)[0]])
-            self.n_iter_ = 1 + passes
+            self.n_iter_ = passes
             self.converged_ = not refine or (snap.change or 0.0) < config.tol
         return self
 

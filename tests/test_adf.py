@@ -11,7 +11,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.datasets import make_blobs
 
 from bnpdist.data.synthetic import make_bars
-from bnpdist.inference.adf import DROP, MAX_KEEP, adf_partition, adf_stream, check_epsilon
+from bnpdist.algorithms.variational import DROP, MAX_KEEP, adf_partition, adf_stream, check_epsilon
 from bnpdist.kernels.scan import adf_scan, row_access
 from bnpdist.inference.merge import VarState
 from bnpdist.obs import Gaussian, Multinomial

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from bnpdist.inference.adf import DROP, MAX_KEEP, adf_stream
-from bnpdist.inference.ep import ep_partition, ep_stream, relative_change
+from bnpdist.algorithms.variational import DROP, MAX_KEEP, adf_stream
+from bnpdist.algorithms.variational import ep_partition, ep_stream, relative_change
 from bnpdist.kernels.scan import row_access
 from bnpdist.priors import DP, NGGP
 from test_adf import bars, blobs, ref_assign, ref_log_pred

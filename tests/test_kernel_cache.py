@@ -14,7 +14,7 @@ import json, time
 import numpy as np
 from numba.core import event
 from bnpdist.data.synthetic import make_nyt_like
-from bnpdist.inference.ep import ep_stream
+from bnpdist.algorithms.variational import ep_stream
 from bnpdist.inference.gibbs import run_gibbs
 from bnpdist.kernels import gibbs, scan
 from bnpdist.obs import Multinomial

@@ -1,4 +1,5 @@
-"""ADF / EP on Dask: one partition equals the single stream; results do not depend on workers."""
+"""ADF / EP on Dask: one partition equals the single stream (the one-partition run in process);
+results do not depend on workers."""
 import numpy as np
 import pytest
 
@@ -6,9 +7,7 @@ from bnpdist.data import write_bow
 from bnpdist.data.synthetic import make_bars
 from bnpdist.distributed import DaskEngine
 from bnpdist.distributed import LocalEngine
-from bnpdist.distributed.variational import VariationalRun
-from bnpdist.inference.adf import adf_stream
-from bnpdist.inference.ep import ep_stream
+from bnpdist.algorithms.variational import VariationalRun, adf_stream, ep_stream
 from bnpdist.metrics import nmi
 from bnpdist.mixture import BNPMixture
 from bnpdist.obs import Multinomial

@@ -31,6 +31,8 @@ class Snapshot:
     family : the family with its current hyperparameters when the algorithm resamples them,
         else None (the family the fit started from)
     change : EP: the relative change of the statistics over the pass (its convergence test), else None
+    ends_pass : whether this step completes a pass over the data (a sampler's sweep, an EP pass,
+        the warm-start round, the last round of an ADF pass): the estimators' ``n_iter_`` counts them
     info : algorithm-specific diagnostics (merge counts, ADF round / EP pass, acceptance, ...)
     label_parts : samplers: a function of no arguments returning this sweep's labels as they lie
         on the partitions (a DistData of per-partition integer arrays, cluster ids global across
@@ -50,6 +52,7 @@ class Snapshot:
     seconds: float = 0.0
     family: Any = None
     change: float | None = None
+    ends_pass: bool = True
     info: dict = field(default_factory=dict)
     label_parts: Callable[[], Any] | None = field(default=None, repr=False)
 
