@@ -18,7 +18,7 @@ from .data.blocks import CSRBlock, as_block, concat_rows
 from .data.source import PARQUET, kind_of, sequences
 from .distributed import engine_for
 from .distributed.discriminative import run_ihmm_partitioned, transition_counts
-from .distributed.point_estimate import on_lattice, point_estimate, resolve_burn_in
+from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .hyper import search_hmm
 from .inputs import check_init_labels, check_input, family_counts
 from .inference.ihmm import transitions

@@ -6,10 +6,10 @@ import pytest
 from bnpdist import BNPMixture
 from bnpdist.distributed import DaskEngine
 from bnpdist.distributed import DistData
-from bnpdist.distributed.point_estimate import point_estimate
+from bnpdist.algorithms.point_estimate import point_estimate
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import canonical, exact_posterior, set_partitions
-from bnpdist.inference import point_estimate as pe
+from bnpdist.algorithms import point_estimate as pe
 from bnpdist.kernels.point_estimate import merge_costs, relocate_rows
 from bnpdist.metrics import variation_of_information as vi
 from bnpdist.obs import Gaussian
