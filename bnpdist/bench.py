@@ -148,10 +148,10 @@ def _ep_phases(X, family, prior, ep_passes: int, seed: int):
 def _threaded_passes(X, family, prior, ep_passes: int, seed: int):
     """ADF then ``ep_passes`` EP passes over :func:`cores` partitions of ``X``, mapped in one
     thread each (:class:`~bnpdist.distributed.LocalEngine` ``threads``; the parallel EP
-    schedule, see :mod:`bnpdist.distributed.variational`).  Per EP pass: (wall, CPU, X·W CPU,
+    schedule, see :mod:`bnpdist.algorithms.variational`).  Per EP pass: (wall, CPU, X·W CPU,
     all-core X·W wall)."""
     from .distributed import LocalEngine
-    from .distributed.variational import VariationalRun
+    from .algorithms.variational import VariationalRun
     engine = LocalEngine(threads=cores())
     run = VariationalRun(engine, engine.partitions(X, n_partitions=cores()), family, prior,
                          epsilon=EPSILON, merge_threshold=0.0, seed=seed, n_iter=1 + ep_passes, tol=0.0)

@@ -224,7 +224,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         carry labels on the same lattice (burn-in included) and in the last sweep
     point_estimate : samplers' ``labels_``: "vi" the partition of least posterior expected
         variation of information over the kept samples, searched from the best kept sample by
-        cluster merges and row moves (Wade & Ghahramani 2018; :mod:`bnpdist.inference.point_estimate`);
+        cluster merges and row moves (Wade & Ghahramani 2018; :mod:`bnpdist.algorithms.point_estimate`);
         "vi-draws" that best kept sample; "last" the last sampled state
     hyperparameters : "auto" chooses, before fitting, every hyperparameter left unset (``obs=None`` or a family
         parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per

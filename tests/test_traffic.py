@@ -8,7 +8,7 @@ from dask.sizeof import sizeof
 
 from bnpdist.data.synthetic import make_bars, make_nyt_like
 from bnpdist.distributed import DaskEngine, LocalEngine
-from bnpdist.distributed.variational import VariationalRun
+from bnpdist.algorithms.variational import VariationalRun
 from bnpdist.inference.merge import VarState
 from bnpdist.obs import Multinomial
 from bnpdist.obs.base import DataSummary
