@@ -11,8 +11,10 @@ order in which tasks run, or on a task being recomputed after a worker is lost.
 The streams in use: partition ``i`` of pass ``p`` (ADF/EP row orders, subsampling, the
 sub-cluster and DDPM partition tasks) ``partition_seed(seed, p, i)``; the DDPM/iHMM z sweep
 ``s`` of partition ``i`` ``partition_seed(seed, s, i, 0)`` and the initial urn pass
-``partition_seed(seed, 0, i, 1)``; the sub-cluster driver :func:`driver_rng`; the driver of the
-one-block samplers (Gibbs, annealing, DDPM η and α) ``numpy.random.default_rng(seed)``.
+``partition_seed(seed, 0, i, 1)``; a driver's own draws :func:`driver_rng` (the sub-cluster
+sampler, the per-partition Gibbs and annealing samplers, and every new driver), except the
+DDPM's η and α and the partitioned iHMM's driver, ``numpy.random.default_rng(seed)`` (kept so
+that their results stay identical).
 """
 from __future__ import annotations
 
@@ -44,6 +46,6 @@ def partition_rng(seed: int, pass_id: int, part: int, *sub: int) -> np.random.Ge
 
 
 def driver_rng(seed: int) -> np.random.Generator:
-    """The driver's stream of the sub-cluster sampler: the node (:data:`DRIVER`,) of the tree,
-    apart from every pass's partition streams."""
+    """A driver's own stream: the node (:data:`DRIVER`,) of the tree, apart from every pass's
+    partition streams."""
     return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(DRIVER,)))
