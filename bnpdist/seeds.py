@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: spawn-key index of the sub-cluster sampler's driver stream (no pass reaches it)
+#: spawn-key index of the drivers' own stream (no pass reaches it)
 DRIVER = 2**32 - 1
 
 
