@@ -1,7 +1,7 @@
 """Renumbering EP's local contributions (the numba kernel) against a numpy reference."""
 import numpy as np
 
-from bnpdist.inference.adf import apply_remap
+from bnpdist.algorithms.variational import apply_remap
 
 
 def reference(resp, remap):
