@@ -9,7 +9,8 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
   (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit) and
   ``"traffic"`` (:func:`traffic_benchmark`: tasks and bytes per EP pass on a Dask cluster) and
   ``"cold"`` (:func:`cold_start_benchmark`: a first fit with an empty numba cache against the
-  same fit with the cache it filled).
+  same fit with the cache it filled) and ``"memory"`` (:func:`memory_benchmark`: what an EP fit
+  allocates per row, next to the rows' CSR).
 * :func:`adf_ep_benchmark`, :func:`scaling_benchmark`, :func:`read_benchmark`,
   :func:`product_bounds` return :class:`Row` objects; :func:`table` formats them and
   :func:`write_section` puts a table into a Markdown file (``docs/BENCHMARKS.md``).
@@ -35,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 #: what main_table can measure
-WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic", "cold")
+WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic", "cold", "memory")
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
 BETA_PER_WORD = 0.01
 EPSILON = 0.01
@@ -445,6 +446,37 @@ def cold_start_benchmark(n_docs: int = 2000) -> list[Row]:
             Row(f"same fit, warm cache, {n_docs:,} docs", fit_w, {"import s": f"{imp_w:.1f}"})]
 
 
+def memory_benchmark(n_docs: int = 20_000, *, ep_passes: int = 2, seed: int = 0) -> Row:
+    """Peak bytes an EP fit (ADF + ``ep_passes`` EP passes, :func:`nyt_family`, DP(1), fixed
+    hyperparameters, no client: in process, or on in-process thread workers past the local-data
+    limit) allocates above what was allocated before it (``tracemalloc``, which NumPy reports its
+    arrays to), per row of ``make_nyt_like(n_docs)``, next to the bytes per row of its CSR
+    (issue 17's target: CSR + peak ≤ 2 × CSR + the K × V state)."""
+    import tracemalloc
+    from .data.synthetic import make_nyt_like
+    from .mixture import BNPMixture
+    from .priors import DP
+    X = make_nyt_like(n_docs, seed=seed)[0]
+    make = lambda: BNPMixture(prior=DP(1.0), obs=nyt_family(X.n_cols), algorithm="ep",
+                              n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON, hyperparameters="fixed",
+                              random_state=seed)
+    make().fit(X.rows(0, min(300, X.n_rows)))    # compile / load the kernels outside the count
+    csr = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / X.n_rows
+    tracemalloc.start()
+    try:
+        t0 = _clock()
+        est = make().fit(X)
+        seconds = _since(t0)[0]
+        peak = tracemalloc.get_traced_memory()[1] / X.n_rows
+    finally:
+        tracemalloc.stop()
+    state = est.n_clusters_ * X.n_cols * 8 / X.n_rows
+    return Row(f"EP fit (ADF + {ep_passes} EP passes), {n_docs:,} docs, peak allocation", seconds,
+               {"CSR B/row": f"{csr:,.0f}", "peak B/row": f"{peak:,.0f}",
+                "(CSR + peak) / CSR": f"{(csr + peak) / csr:.2f}", "K x V state B/row": f"{state:,.0f}",
+                "K": est.n_clusters_})
+
+
 def table(rows: list[Row]) -> str:
     """Rows as a Markdown table (wall and CPU seconds, details)."""
     out = ["| measurement | wall s | CPU s | details |", "|---|---:|---:|---|"]
@@ -479,6 +511,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows += traffic_benchmark(n_docs, engine=engine)
     if "cold" in what:
         rows += cold_start_benchmark(n_docs)
+    if "memory" in what:
+        rows.append(memory_benchmark(n_docs))
     return table(rows)
 
 

@@ -47,3 +47,9 @@ def test_traffic_benchmark_rows():
         rows = bench.traffic_benchmark(300, ep_passes=1, n_partitions=2, engine=e)
     assert [r.name.split(",")[0] for r in rows] == ["ADF pass", "EP pass 1"]
     assert all(r.extra["tasks"] > 0 and float(r.extra["state_MiB"]) > 0 for r in rows)
+
+
+def test_memory_benchmark_row():
+    row = bench.memory_benchmark(400, ep_passes=1)
+    assert int(row.extra["CSR B/row"].replace(",", "")) > 0 and int(row.extra["peak B/row"].replace(",", "")) > 0
+    assert float(row.extra["(CSR + peak) / CSR"]) > 1
