@@ -9,8 +9,9 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
   (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit) and
   ``"traffic"`` (:func:`traffic_benchmark`: tasks and bytes per EP pass on a Dask cluster) and
   ``"cold"`` (:func:`cold_start_benchmark`: a first fit with an empty numba cache against the
-  same fit with the cache it filled) and ``"memory"`` (:func:`memory_benchmark`: what an EP fit
-  allocates per row, next to the rows' CSR).
+  same fit with the cache it filled), ``"memory"`` (:func:`memory_benchmark`: what an EP fit
+  allocates per row, next to the rows' CSR) and ``"gibbs"`` (:func:`gibbs_benchmark`: a
+  collapsed Gibbs sweep against X·W).
 * :func:`adf_ep_benchmark`, :func:`scaling_benchmark`, :func:`read_benchmark`,
   :func:`product_bounds` return :class:`Row` objects; :func:`table` formats them and
   :func:`write_section` puts a table into a Markdown file (``docs/BENCHMARKS.md``).
@@ -36,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 #: what main_table can measure
-WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic", "cold", "memory")
+WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic", "cold", "memory", "gibbs")
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
 BETA_PER_WORD = 0.01
 EPSILON = 0.01
@@ -477,6 +478,31 @@ def memory_benchmark(n_docs: int = 20_000, *, ep_passes: int = 2, seed: int = 0)
                 "K": est.n_clusters_})
 
 
+def gibbs_benchmark(n_docs: int = 20_000, *, sweeps: int = 3, seed: int = 0) -> Row:
+    """CPU seconds of a collapsed Gibbs sweep (``algorithm="gibbs"``, one partition, DP(1),
+    :func:`nyt_family`) over ``make_nyt_like(n_docs)`` started from an EP fit's labels (K ≈ 100),
+    each sweep paired with an X·W at its K timed right after it; the median ratio (target ≤ 10×)."""
+    from .data.synthetic import make_nyt_like
+    from .mixture import BNPMixture
+    from .priors import DP
+    X = make_nyt_like(n_docs, seed=seed)[0]
+    kw = dict(prior=DP(1.0), obs=nyt_family(X.n_cols), hyperparameters="fixed", random_state=seed)
+    labels = BNPMixture(algorithm="ep", n_iter=3, tol=0.0, epsilon=EPSILON, **kw).fit(X).labels_
+    est = BNPMixture(algorithm="gibbs", n_iter=1 + sweeps, burn_in=0, **kw)
+    it, runs = est.iter_fit(X, init_labels=labels), []
+    next(it)                                  # the first sweep also compiles / loads the kernels
+    while True:
+        t0 = _clock()
+        try:
+            snap = next(it)
+        except StopIteration:
+            break
+        runs.append((*_since(t0), _xw(X, snap.stats.K), _xw_all(X, snap.stats.K)))
+    wall, cpu, ratio, _ = _summary(runs)
+    return Row(f"Gibbs sweep (×{len(runs)}), {n_docs:,} docs", wall,
+               {"K": snap.stats.K, "×X·W numba": f"{ratio:.2f}"}, cpu)
+
+
 def table(rows: list[Row]) -> str:
     """Rows as a Markdown table (wall and CPU seconds, details)."""
     out = ["| measurement | wall s | CPU s | details |", "|---|---:|---:|---|"]
@@ -513,6 +539,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows += cold_start_benchmark(n_docs)
     if "memory" in what:
         rows.append(memory_benchmark(n_docs))
+    if "gibbs" in what:
+        rows.append(gibbs_benchmark(n_docs))
     return table(rows)
 
 

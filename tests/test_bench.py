@@ -53,3 +53,8 @@ def test_memory_benchmark_row():
     row = bench.memory_benchmark(400, ep_passes=1)
     assert int(row.extra["CSR B/row"].replace(",", "")) > 0 and int(row.extra["peak B/row"].replace(",", "")) > 0
     assert float(row.extra["(CSR + peak) / CSR"]) > 1
+
+
+def test_gibbs_benchmark_row():
+    row = bench.gibbs_benchmark(300, sweeps=1)
+    assert row.extra["K"] > 0 and float(row.extra["×X·W numba"]) > 0 and row.cpu > 0
