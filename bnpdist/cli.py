@@ -190,7 +190,7 @@ def model_options(f):
                      help="ddpm-*: prior variance of the cluster hyperplanes η_k ~ N(0, w·I)."),
         click.option("--n-iter", type=int, cls=LibraryDefault,
                      help="ep: passes in all (the ADF pass included); samplers: sweeps."),
-        click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01)",
+        click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01); counts: max(σ, 0.5)",
                      help="New-cluster threshold ε ≥ σ."),
         click.option("--merge-threshold", type=float, cls=LibraryDefault,
                      help="Merge clusters whose marginal-likelihood gain exceeds this (nats)."),

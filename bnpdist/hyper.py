@@ -138,7 +138,7 @@ def _heldout(block, seed, family, prior, values, opts):
     the held-out log predictive of every row of the folds, in fold order."""
     folds, epsilon, merge_threshold, fit_seed = opts
     family, prior = build(family, prior, values)
-    eps = check_epsilon(epsilon, prior.sigma)
+    eps = check_epsilon(epsilon, prior.sigma, family)
     n, out = n_rows(block), []
     for test_idx in folds:
         train_idx = np.setdiff1d(np.arange(n), test_idx)
@@ -167,7 +167,8 @@ def _evidence(block, seed, family, prior, values, opts):
     template, summary, epsilon, merge_threshold, fit_seed = opts
     family, prior = build(family, prior, values, template, summary)
     engine = LocalEngine()
-    run = VariationalRun(engine, engine.partitions(block), family, prior, epsilon=check_epsilon(epsilon, prior.sigma),
+    run = VariationalRun(engine, engine.partitions(block), family, prior,
+                         epsilon=check_epsilon(epsilon, prior.sigma, family),
                          merge_threshold=merge_threshold, seed=fit_seed)
     for _ in run.adf():
         pass

@@ -25,7 +25,7 @@ from .algorithms import anneal as marked_anneal
 from .algorithms import gibbs as marked_gibbs
 from .data import write_vocab
 from .data.sources import read_vocab
-from .data.blocks import CSRBlock, as_block
+from .data.blocks import CSRBlock, as_block, concat_rows, n_rows
 from .distributed import engine_for
 from .algorithms import subcluster
 from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
@@ -58,10 +58,14 @@ DP_ONLY = {"ddpm-svm", "ddpm-lr"}
 STARTS_FROM_LABELS = {"gibbs", "subcluster", "ddpm-svm", "ddpm-lr"}
 #: discriminative samplers → their loss (hyperplanes, :meth:`BNPMixture.decision_function`)
 DISCRIMINATIVE = {"ddpm-svm": "svm", "ddpm-lr": "lr"}
-#: ``partial_fit`` on dense data keeps the rows seen while they number at most this many (the
-#: evidence search's subsample: a batch fit of so few rows searches on all of them) and refits them
-#: as a batch fit; past it, ADF folds each batch into the last refit's state
+#: ``partial_fit`` keeps the rows seen while they number at most this many (the search's largest
+#: subsample: a batch fit of so few rows searches on about all of them) and refits them as a batch
+#: fit; past it, ADF folds each batch into the last refit's state
 STREAM_REFIT_ROWS = SUBSAMPLE
+#: ... and while the rows seen times the model's clusters (the row-cluster pairs each EP pass of a
+#: refit scores) stay at most this many: refitting 2,000 news articles at each of ten batches, at
+#: 600 clusters, took over 300 CPU s
+STREAM_REFIT_WORK = 2000 * 200
 #: ``n_iter=None``: the algorithm's own default, EP passes (the ADF pass included) or sampler
 #: sweeps (enough for the samplers' point estimate to settle on the quality league's sets,
 #: docs/SAMPLERS.md); ADF makes one pass whatever ``n_iter``
@@ -79,6 +83,8 @@ def resolve_n_iter(algorithm: str, n_iter) -> int:
 
 #: saved-model format read and written by this version
 FORMAT_VERSION = 1
+#: a CSR block's arrays, in :class:`~bnpdist.data.blocks.CSRBlock`'s field order (saved stream rows)
+CSR_ARRAYS = ("indptr", "indices", "data")
 
 
 @dataclass(frozen=True)
@@ -109,9 +115,9 @@ class FitConfig:
         return self.snapshot_labels and on_lattice(step, self.burn_in, self.thin)
 
 
-def _dense_rows(block, seed):
-    """One partition's rows as a float array (the rows ``partial_fit`` keeps)."""
-    return np.asarray(block, dtype=np.float64)
+def _kept_rows(block, seed):
+    """One partition's rows as a block (the rows ``partial_fit`` keeps)."""
+    return as_block(block)
 
 
 def _moments(block, seed):
@@ -193,14 +199,15 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     prior : DP | NGGP, default DP(1.0)
     obs : Multinomial | Polya | Gaussian | Bernoulli, default Multinomial(base="corpus") for sparse / CSR
         input and Gaussian() for dense input; data-driven defaults are filled from the data (for
-        ``partial_fit``: from the first batch, or for dense data from every row seen while they
-        number at most :data:`STREAM_REFIT_ROWS`).  :class:`~bnpdist.obs.Polya` models bursty
-        documents (words that repeat within a document)
+        ``partial_fit``: from every row seen while they number at most :data:`STREAM_REFIT_ROWS`,
+        then kept; a corpus base still gains each later batch's counts).
+        :class:`~bnpdist.obs.Polya` models bursty documents (words that repeat within a document)
     algorithm : name in :data:`ALGORITHMS` ("adf": one streaming pass; "ep": an ADF pass then
         EP passes)
     n_iter : passes in all for "ep" (the ADF pass included), sweeps for the samplers; None: the
         algorithm's default (:data:`DEFAULT_N_ITER`: 20 EP passes, 100 sweeps); unused by "adf"
-    epsilon : new-cluster threshold ε ≥ σ; None → max(σ, 0.01)
+    epsilon : new-cluster threshold ε ≥ σ; None → max(σ, 0.01), for count data (bag-of-words
+        families) max(σ, 0.5)
     merge_threshold : log marginal-likelihood gain (nats) above which clusters merge (merge
         stage and the merge step of Tank et al. 2015); None disables the merge step (partitions'
         new clusters are still matched, at gain > 0)
@@ -228,9 +235,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         "vi-draws" that best kept sample; "last" the last sampled state
     hyperparameters : "auto" chooses, before fitting, every hyperparameter left unset (``obs=None`` or a family
         parameter None, ``prior=None``) by the held-out log predictive of one ADF pass per
-        candidate on a subsample (:mod:`bnpdist.hyper`; ``partial_fit`` searches on its first
-        batch and keeps the choice; on dense data it searches again on every row seen while they
-        number at most :data:`STREAM_REFIT_ROWS`); "fixed" uses the data-driven defaults
+        candidate on a subsample (:mod:`bnpdist.hyper`; ``partial_fit`` searches on every row seen
+        while they number at most :data:`STREAM_REFIT_ROWS`, then keeps the choice); "fixed" uses
+        the data-driven defaults
     warm_start : "ep" only: a fitted model's next ``fit`` starts from its state (scikit-learn's
         ``warm_start``): the fitted prior, family and statistics give every row its first local
         contribution in one round (:meth:`~bnpdist.algorithms.variational.VariationalRun.warm`)
@@ -313,7 +320,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         return tags
 
     # --- set-up --------------------------------------------------------------------------
-    def _config(self, prior, seed: int) -> FitConfig:
+    def _config(self, prior, seed: int, family=None) -> FitConfig:
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; valid: {sorted(ALGORITHMS)}")
         n_iter = resolve_n_iter(self.algorithm, self.n_iter)
@@ -323,7 +330,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             raise ValueError(f"tol must be >= 0, got {self.tol}")
         if self.batch_size is not None and int(self.batch_size) < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        eps = check_epsilon(self.epsilon, prior.sigma)
+        eps = check_epsilon(self.epsilon, prior.sigma, family)
         if not isinstance(self.sample_hyperparameters, (bool, np.bool_)):
             raise ValueError(f"sample_hyperparameters must be True or False, got {self.sample_hyperparameters!r}")
         if self.hyperparameters not in ("auto", "fixed"):
@@ -361,17 +368,18 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def _choose(self, engine, data, prior, family, summary, config: FitConfig):
         """``hyperparameters="auto"``: the unset hyperparameters by the search of
-        :mod:`bnpdist.hyper`; the config is rebuilt for the chosen prior (ε = max(σ, 0.01) when unset)."""
+        :mod:`bnpdist.hyper`; the config's ε follows the chosen prior and family when unset
+        (:func:`~bnpdist.algorithms.variational.check_epsilon`: max(σ, 0.01), for count data max(σ, 0.5))."""
         self.hyper_search_ = None
         if self.hyperparameters == "fixed":
-            return prior, family, config
+            return prior, family, replace(config, epsilon=check_epsilon(self.epsilon, prior.sigma, family))
         free = free_coordinates(self.obs, family, self.prior)
         if self.algorithm in DP_ONLY:
             free.pop("prior.sigma", None)
         family, prior, self.hyper_search_ = search(
             engine, data, family, prior, free, epsilon=None if self.epsilon is None else float(self.epsilon),
             merge_threshold=config.merge_threshold, seed=config.seed, template=self.obs, summary=summary)
-        return prior, family, self._config(prior, config.seed)
+        return prior, family, replace(config, epsilon=check_epsilon(self.epsilon, prior.sigma, family))
 
     # --- fitting -------------------------------------------------------------------------
     def _input(self, X, fitted: bool):
@@ -414,7 +422,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         X = self._input(X, fitted=warm is not None)
         prior = self.prior_ if warm is not None else self._given_prior()
         seed = self.seed_ if warm is not None else resolve_seed(self.random_state)
-        config = replace(self._config(prior, seed), snapshot_labels=snapshot_labels)
+        config = replace(self._config(prior, seed, self.obs_ if warm is not None else None),
+                         snapshot_labels=snapshot_labels)
         self.seed_ = config.seed
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
@@ -509,12 +518,15 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         corpus base measure (bag-of-words ``obs=None`` or ``base="corpus"``) gains each batch's
         word counts.
 
-        Dense data with ``algorithm`` "adf" or "ep" (and no ``warm_start``): while the rows seen
-        number at most :data:`STREAM_REFIT_ROWS`, they are kept (``stream_rows_``) and refitted
-        from scratch as one batch (Gaussian defaults, hyperparameter search, ADF and EP over all
-        of them), so the model equals the batch fit of every row seen; the first batch alone (a
-        tenth of a small set, or one class of a sorted one) resolves a poor scale and search.
-        The batch that passes the bound and all later ones are folded in by ADF as above.
+        With ``algorithm`` "adf" or "ep" (and no ``warm_start``), while the rows seen number at
+        most :data:`STREAM_REFIT_ROWS`, they are kept (``stream_rows_``) and refitted from scratch
+        as one batch (data-driven defaults, hyperparameter search, ADF and EP over all of them), so
+        the model equals the batch fit of every row seen; the first batch alone (a tenth of a
+        small set, or one class of a sorted one) resolves a poor Gaussian scale or corpus base
+        and searches on too few rows (40 Reuters documents chose a = 1 where all 395 choose
+        16), and EP over the current batch only cannot move the earlier batches' rows.  The batch
+        that passes the bound, or whose rows seen times the model's clusters pass
+        :data:`STREAM_REFIT_WORK`, and all later ones are folded in by ADF as above.
 
         ``labels_`` then covers every row seen: the labels each earlier row got when its batch
         was folded in (renumbered through later merges, not rescored: ``predict`` rescores),
@@ -526,33 +538,33 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         rows = None
         if not (self.warm_start or self.algorithm not in ("adf", "ep") or (fitted and kept is None)):
             with self._engine(X) as engine:      # only while a refit may still apply
-                rows = self._rows_to_refit(engine, engine.partitions(X, n_partitions=self.n_partitions), kept)
+                data = engine.partitions(X, n_partitions=self.n_partitions)
+                rows = self._rows_to_refit(engine, data, kept)
+                vocab = self._vocabulary(data) or getattr(self, "vocabulary_", None)
         if rows is None:
             self.__dict__.pop("stream_rows_", None)
             return self._fold_in(X, fitted)
         names = getattr(self, "feature_names_in_", None)
         self.fit(rows)
-        self.stream_rows_ = rows
+        self.stream_rows_, self.vocabulary_ = rows, vocab
         if names is not None:
             self.feature_names_in_ = names
         return self
 
     def _rows_to_refit(self, engine, data, kept) -> np.ndarray | None:
-        """The dense rows ``kept`` so far plus this batch's, or None when ``partial_fit`` folds the
-        batch in instead (count data, or past :data:`STREAM_REFIT_ROWS`; samplers, ``warm_start``
-        and models fitted by ``fit`` never get here)."""
-        if data.kind != "dense":
+        """The rows ``kept`` so far plus this batch's, or None when ``partial_fit`` folds the batch
+        in instead (past :data:`STREAM_REFIT_ROWS` or :data:`STREAM_REFIT_WORK`; samplers,
+        ``warm_start`` and models fitted by ``fit`` never get here)."""
+        n = (0 if kept is None else n_rows(kept)) + data.n_total
+        if n > STREAM_REFIT_ROWS or (kept is not None and n * self.stats_.K > STREAM_REFIT_WORK):
             return None
-        n_kept = 0 if kept is None else len(kept)
-        if n_kept + data.n_total > STREAM_REFIT_ROWS:
-            return None
-        new = np.concatenate(engine.map_gather(_dense_rows, data, key="stream-rows"))
-        return new if kept is None else np.concatenate([kept, new])
+        new = engine.map_gather(_kept_rows, data, key="stream-rows")
+        return concat_rows(new if kept is None else [kept, *new])
 
     def _fold_in(self, X, fitted: bool) -> "BNPMixture":
         """One batch by streaming ADF (+ EP over the batch), as :meth:`partial_fit` describes."""
         if fitted:
-            config = self._config(self.prior_, self.seed_)
+            config = self._config(self.prior_, self.seed_, self.obs_)
         else:
             prior = self._given_prior()
             config = self._config(prior, resolve_seed(self.random_state))
@@ -719,8 +731,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         arrays = {**stats.to_arrays(), "ek": self.ek_}
         if hasattr(self, "labels_"):
             arrays["labels"] = self.labels_
-        if getattr(self, "stream_rows_", None) is not None:
-            arrays["stream_rows"] = self.stream_rows_
+        rows = getattr(self, "stream_rows_", None)
+        if isinstance(rows, CSRBlock):
+            arrays.update({f"stream_rows.{k}": getattr(rows, k) for k in CSR_ARRAYS})
+        elif rows is not None:
+            arrays["stream_rows"] = rows
         if getattr(self, "hyperplanes_", None) is not None:
             f = self.discriminative_features_
             arrays.update({"hyperplanes": self.hyperplanes_, "features.mean": f.mean,
@@ -750,6 +765,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             est.labels_ = arrays["labels"]
         if "stream_rows" in arrays:
             est.stream_rows_ = arrays["stream_rows"]
+        elif "stream_rows.indptr" in arrays:
+            est.stream_rows_ = CSRBlock(*(arrays[f"stream_rows.{k}"] for k in CSR_ARRAYS), est.obs_.n_features)
         if "hyperplanes" in arrays:
             H, f = arrays["hyperplanes"], Projection(arrays["features.mean"], arrays["features.components"])
             if H.shape != (est.stats_.K, f.n_features) or f.mean.shape != (est.obs_.n_features,):

@@ -164,6 +164,28 @@ def test_higher_epsilon_fewer_clusters():
     assert K == sorted(K, reverse=True) and K[0] > K[-1]
 
 
+def test_default_epsilon_follows_sigma_and_the_family():
+    """Unset ε: max(σ, 0.01) for dense families, max(σ, 0.5) for count data; a given ε is kept."""
+    from bnpdist.obs import Polya
+    _, fam = bars(n=5)
+    assert check_epsilon(None, 0.0) == check_epsilon(None, 0.0, Gaussian()) == 0.01
+    assert check_epsilon(None, 0.0, fam) == check_epsilon(None, 0.25, Polya(1.0, 10.0)) == 0.5
+    assert check_epsilon(None, 0.75, fam) == check_epsilon(None, 0.75) == 0.75
+    assert check_epsilon(0.05, 0.0, fam) == 0.05
+
+
+def test_bnp_mixture_resolves_the_count_data_epsilon():
+    """BNPMixture's fits use ε = max(σ, 0.5) on bag-of-words, with the search and without it:
+    the same model as ε = 0.5 given."""
+    from bnpdist import BNPMixture
+    from bnpdist.obs import Multinomial
+    X, _ = bars(n=60, tokens=8)
+    for kw in (dict(prior=DP(1.0), obs=Multinomial(beta=4.0)), {}):
+        one, two = BNPMixture(**kw).fit(X), BNPMixture(epsilon=0.5, **kw).fit(X)
+        assert np.array_equal(one.labels_, two.labels_) and np.array_equal(one.stats_.n, two.stats_.n)
+    assert not np.array_equal(BNPMixture(epsilon=0.01, **kw).fit(X).stats_.n, one.stats_.n)
+
+
 @pytest.mark.parametrize("eps,sigma", [(0.2, 0.5), (0.0, 0.1), (1.0, 0.0)])
 def test_bad_epsilon_refused(eps, sigma):
     with pytest.raises(ValueError, match="epsilon"):

@@ -100,11 +100,17 @@ def test_cost_benchmark_reports_search_over_fit():
     assert row.cpu > 0 and row.extra["search / fit"].endswith("×") and row.extra["candidates"] >= 3
 
 
-def test_partial_fit_searches_on_first_batch():
+def test_partial_fit_searches_on_the_rows_seen_then_keeps_the_choice(monkeypatch):
+    """The search runs on every row seen while they number at most STREAM_REFIT_ROWS (here 150);
+    the batch that passes the bound is folded in under the last choice."""
+    import bnpdist.mixture as mixture
+    monkeypatch.setattr(mixture, "STREAM_REFIT_ROWS", 150)
     X, _, _ = make_bars(240, n_tokens=20, seed=2)
-    est = BNPMixture(random_state=0).partial_fit(X.rows(0, 120))
+    est = BNPMixture(random_state=0).partial_fit(X.rows(0, 60))
+    assert est.hyper_search_["free"] == ["obs.base", "obs.beta", "obs.s", "prior.a", "prior.sigma"]
+    est.partial_fit(X.rows(60, 120))
     rec = est.hyper_search_
-    assert rec["free"] == ["obs.base", "obs.beta", "obs.s", "prior.a", "prior.sigma"]
+    assert rec["chosen"] == BNPMixture(random_state=0).fit(X.rows(0, 120)).hyper_search_["chosen"]
     assert est.obs_.beta == rec["chosen"]["obs.beta"]
     est.partial_fit(X.rows(120, 240))
     assert est.hyper_search_ is rec and est.n_rows_seen_ == 240

@@ -160,10 +160,13 @@ def test_partial_fit_ep_on_one_batch_is_the_batch_fit():
     assert stream.n_iter_ == batch.n_iter_ and stream.n_clusters_ == batch.n_clusters_
 
 
-def test_partial_fit_ep_keeps_the_occupancy_of_earlier_batches():
-    """EP over batch 2 refines only its rows: clusters that only batch 1 uses (horizontal bars;
-    batch 2 has vertical ones) stay occupied, E[K] ≈ 16 as after ADF alone (not ≈ 8)."""
+def test_partial_fit_ep_keeps_the_occupancy_of_earlier_batches(monkeypatch):
+    """A batch folded in (past STREAM_REFIT_ROWS, here from the first on): EP over batch 2 refines
+    only its rows: clusters that only batch 1 uses (horizontal bars; batch 2 has vertical ones)
+    stay occupied, E[K] ≈ 16 as after ADF alone (not ≈ 8)."""
+    import bnpdist.mixture as mixture
     from bnpdist import BNPMixture
+    monkeypatch.setattr(mixture, "STREAM_REFIT_ROWS", 0)
     from bnpdist.data.synthetic import make_bars
     from bnpdist.obs import Multinomial
     X, y, _ = make_bars(400, n_tokens=30, seed=0)

@@ -103,7 +103,11 @@ def test_save_load_round_trip(tmp_path, bars):
             est.save(tmp_path / other, overwrite=True)
 
 
-def test_partial_fit_twice_equals_fit_on_concatenation(bars):
+def test_partial_fit_twice_equals_fit_on_concatenation(bars, monkeypatch):
+    """Past STREAM_REFIT_ROWS (here from the first batch on) ADF folds each batch in: two
+    batches = one fit in rounds of one batch per partition."""
+    import bnpdist.mixture as mixture
+    monkeypatch.setattr(mixture, "STREAM_REFIT_ROWS", 0)
     X, _ = bars
     X1, X2 = X.rows(0, 150), X.rows(150, 300)
     kw = dict(prior=NGGP(1.0, 0.5, 1.0), obs=Multinomial(beta=8.0), algorithm="adf", random_state=0)
@@ -147,6 +151,38 @@ def test_dense_stream_refits_the_rows_seen_to_the_batch_fit(tmp_path, monkeypatc
     assert est.hyper_search_["chosen"] == first.hyper_search_["chosen"] and est.n_rows_seen_ == 150
 
 
+def test_text_stream_refits_the_rows_seen_to_the_batch_fit(tmp_path):
+    """Bag-of-words partial_fit over 10 batches with every default: the final model is the batch
+    fit's (the same search choice, corpus base and labels; a stream whose first batch chose the
+    hyperparameters and whose EP refined one batch at a time got NMI 0.53-0.60 against the batch
+    fit's 0.71-0.74 on digits as words).  A saved model keeps its CSR rows; a count DataFrame's
+    columns stay the vocabulary; past STREAM_REFIT_WORK row-cluster pairs batches are folded in."""
+    import pandas as pd
+    import bnpdist.mixture as mixture
+    X, y, _ = make_bars(300, n_tokens=20, seed=4)
+    batch = BNPMixture(random_state=0).fit(X)
+    stream = BNPMixture(random_state=0)
+    for a in range(0, 300, 30):
+        stream.partial_fit(X.rows(a, a + 30))
+    assert stream.stream_rows_.n_rows == 300
+    assert stream.hyper_search_["chosen"] == batch.hyper_search_["chosen"] and stream.n_rows_seen_ == 300
+    np.testing.assert_array_equal(stream.obs_.base, batch.obs_.base)
+    assert np.array_equal(stream.labels_, batch.labels_) and np.array_equal(stream.predict(X), batch.predict(X))
+    stream.save(tmp_path / "m")
+    kept = BNPMixture.load(tmp_path / "m").stream_rows_
+    assert (kept.to_scipy() != X.to_scipy()).nnz == 0 and kept.n_cols == X.n_cols
+    est = BNPMixture(random_state=0).partial_fit(X.rows(0, 150))
+    with pytest.MonkeyPatch.context() as mp:     # 300 rows × K clusters pass the bound: folded in
+        mp.setattr(mixture, "STREAM_REFIT_WORK", 299 * est.n_clusters_)
+        est.partial_fit(X.rows(150, 300))
+    assert not hasattr(est, "stream_rows_") and est.n_rows_seen_ == 300 and est.labels_.shape == (300,)
+    words = [f"w{v}" for v in range(X.n_cols)]
+    frame = pd.DataFrame(X.to_scipy().toarray().astype(np.int64), columns=words)
+    est = BNPMixture(obs=Multinomial(base="corpus"), random_state=0)
+    est.partial_fit(frame.iloc[:150]).partial_fit(frame.iloc[150:])
+    assert est.vocabulary_ == tuple(words) and list(est.feature_names_in_) == words
+
+
 def test_defaults_and_input_kinds():
     Xd, _ = make_blobs(60, n_features=2, centers=2, random_state=0)
     assert isinstance(BNPMixture().fit(Xd).obs_, Gaussian)
@@ -166,7 +202,7 @@ def test_parameter_validation():
         BNPMixture(prior=NGGP(1.0, 0.5, 1.0), epsilon=0.1).fit(X)
     with pytest.raises(ValueError, match="Negative values in data passed to BNPMixture"):
         BNPMixture(obs=Multinomial()).fit(X)       # dense counts are taken, negative values are not
-    assert BNPMixture(prior=NGGP(1.0, 0.5, 1.0)).fit(X).history_  # ε defaults to max(σ, 0.01)
+    assert BNPMixture(prior=NGGP(1.0, 0.5, 1.0)).fit(X).history_  # ε defaults to max(σ, 0.01), here σ
     with pytest.raises(AttributeError, match="not fitted"):
         BNPMixture().predict(X)
 
@@ -180,9 +216,12 @@ def test_registry_holds_only_implemented_algorithms():
     assert copy.prior is not est.prior and not hasattr(copy, "stats_")
 
 
-def test_partial_fit_grows_a_corpus_base_to_the_batch_fits():
-    """After the last batch a corpus base is N_v + ½ over every row seen, as a batch fit's; a
-    given base array and the uniform base stay as they are."""
+def test_partial_fit_grows_a_corpus_base_to_the_batch_fits(monkeypatch):
+    """Batches folded in (past STREAM_REFIT_ROWS, here from the first on): after the last batch a
+    corpus base is N_v + ½ over every row seen, as a batch fit's; a given base array and the
+    uniform base stay as they are."""
+    import bnpdist.mixture as mixture
+    monkeypatch.setattr(mixture, "STREAM_REFIT_ROWS", 0)
     X, _, _ = make_bars(200, n_tokens=20, seed=3)
     batch = BNPMixture(obs=Multinomial(beta=5.0, base="corpus"), hyperparameters="fixed").fit(X)
     est = BNPMixture(obs=Multinomial(beta=5.0, base="corpus"), hyperparameters="fixed")

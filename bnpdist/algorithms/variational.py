@@ -96,14 +96,20 @@ DROP = 1e-10
 MAX_KEEP = 16
 
 
-#: ε when none is given is max(σ, DEFAULT_EPSILON)
-DEFAULT_EPSILON = 0.01
+#: ε when none is given is max(σ, DEFAULT_EPSILON), or max(σ, COUNT_EPSILON) for count data
+#: (bag-of-words families): there a new cluster opens only for a row more probable under it than
+#: under all existing clusters together.  Long documents' multinomial likelihoods are so peaked
+#: that 1 % opened a cluster for nearly every borderline document, which later rows rarely
+#: joined (digits as words: K = 101 for 10 digits)
+DEFAULT_EPSILON, COUNT_EPSILON = 0.01, 0.5
 
 
-def check_epsilon(epsilon: float | None, sigma: float) -> float:
-    """ε (None: max(σ, :data:`DEFAULT_EPSILON`)), which must satisfy σ ≤ ε < 1 (Tank et al. 2015,
-    Sec. 3.3: a new cluster with q < σ gets no prior mass)."""
-    eps = max(float(sigma), DEFAULT_EPSILON) if epsilon is None else float(epsilon)
+def check_epsilon(epsilon: float | None, sigma: float, family=None) -> float:
+    """ε (None: max(σ, :data:`DEFAULT_EPSILON`), or max(σ, :data:`COUNT_EPSILON`) when
+    ``family`` models counts), which must satisfy σ ≤ ε < 1 (Tank et al. 2015, Sec. 3.3: a new
+    cluster with q < σ gets no prior mass)."""
+    floor = COUNT_EPSILON if getattr(family, "block_kind", None) == "csr" else DEFAULT_EPSILON
+    eps = max(float(sigma), floor) if epsilon is None else float(epsilon)
     if not eps >= sigma:
         raise ValueError(f"epsilon={eps} is below the prior's sigma={sigma}: ADF/EP need epsilon >= sigma "
                          "(Tank et al. 2015, Sec. 3.3)")
@@ -139,7 +145,7 @@ def adf_partition(block, family: ObsFamily, prior, state: VarState, *, epsilon: 
     responsibilities ``(idx int32 (n, max_keep), val float64 (n, max_keep))`` in local cluster
     indices (else None).
     """
-    eps = check_epsilon(epsilon, prior.sigma)
+    eps = check_epsilon(epsilon, prior.sigma, family)
     lpr, add = family.row_kernels
     get_row, xa, xb, indptr = row_access(block)
     n = n_rows(block)
@@ -204,7 +210,7 @@ def ep_partition(block, family: ObsFamily, prior, state: VarState, resp: tuple, 
     reduced ``logocc`` gives every cluster's occupancy.  Returns ``(update, resp')`` with
     ``resp'`` in local cluster indices.
     """
-    eps = check_epsilon(epsilon, prior.sigma)
+    eps = check_epsilon(epsilon, prior.sigma, family)
     lpr, add = family.row_kernels
     get_row, xa, xb, indptr = row_access(block)
     n = n_rows(block)
@@ -302,7 +308,7 @@ class VariationalRun:
                  merge_threshold: float | None, seed: int, batch_size: int | None = None,
                  n_iter: int = 1, tol: float = 0.0, state: VarState | None = None):
         self.engine, self.data, self.family, self.prior = engine, data, family, prior
-        self.epsilon = check_epsilon(epsilon, prior.sigma)
+        self.epsilon = check_epsilon(epsilon, prior.sigma, family)
         self.merge_threshold, self.seed = merge_threshold, seed
         self.batch_size, self.n_iter, self.tol = batch_size, n_iter, tol
         self.state = VarState.empty(family) if state is None else state
