@@ -96,6 +96,7 @@ def test_split_and_assemble_restore_the_rows():
     pieces = split(held, np.array([1, 0, 1, 1, 0, 0]), held.labels + 7, 2)
     assert [len(p.ids) for p in pieces] == [3, 3]
     back = assemble(pieces[::-1])
+    assert assemble((None, pieces[1])) is pieces[1]       # None: nothing came from that source
     np.testing.assert_array_equal(back.rows, X)
     np.testing.assert_array_equal(back.ids, held.ids)
     np.testing.assert_array_equal(back.labels, held.labels + 7)

@@ -80,11 +80,12 @@ def split(holder: Holder, dest: np.ndarray, keys: np.ndarray, P: int) -> tuple:
 
 
 def assemble(pieces) -> Holder:
-    """The pieces one partition receives (each in increasing row id) as one holder, rows in
-    increasing id (labels as given)."""
-    full = [p for p in pieces if len(p.ids)]
+    """The pieces one partition receives (each in increasing row id; None: nothing from that
+    source, and at least one is not None) as one holder, rows in increasing id (labels as given)."""
+    given = [p for p in pieces if p is not None]
+    full = [p for p in given if len(p.ids)]
     if len(full) <= 1:
-        return full[0] if full else pieces[0]
+        return full[0] if full else given[0]
     ids = np.concatenate([p.ids for p in full])
     order = np.argsort(ids, kind="stable")
     rows = None if full[0].rows is None else gather_rows(concat_rows([p.rows for p in full]), order)
@@ -151,14 +152,31 @@ def _ids_labels_task(result, seed):
     return _ids_labels(result)
 
 
-def exchange(engine, data: DistData, splits: list, key: str) -> list[DistData]:
+def exchange(engine, data: DistData, splits: list, key: str, pairs=None) -> list[DistData]:
     """The sources' P-tuples ``splits`` as one DistData per source p, whose partition q is
     splits[p][q]: a pick task per pair, run where the split lies, so a piece travels once (to
-    the task of partition q that takes all P of them as arguments)."""
+    the task of partition q that takes all P of them as arguments).  With ``pairs`` (P × P
+    bool, the diagonal set) only the pairs it marks are picked, the others are None: the
+    driver knows which pieces are empty."""
     P = data.n_partitions
     dd = engine.per_partition(data, splits)
-    cols = [engine.map(_pick, dd, q, key=f"{key}-pick") for q in range(P)]
-    return [engine.per_partition(data, [cols[q][p] for q in range(P)]) for p in range(P)]
+    if pairs is None:
+        cols = [engine.map(_pick, dd, q, key=f"{key}-pick") for q in range(P)]
+        return [engine.per_partition(data, [cols[q][p] for q in range(P)]) for p in range(P)]
+    out = []
+    for p in range(P):
+        one, row = dd.part(p), [None] * P
+        for q in np.flatnonzero(pairs[p]):
+            row[q] = engine.map(_pick, one, int(q), key=f"{key}-pick")[0]
+        out.append(engine.per_partition(data, row))
+    return out
+
+
+def _pairs(P: int, sources, dests) -> np.ndarray:
+    """(source, destination) pairs that move rows, and the diagonal."""
+    pairs = np.eye(P, dtype=bool)
+    pairs[np.asarray(sources, dtype=np.int64), np.asarray(dests, dtype=np.int64)] = True
+    return pairs
 
 
 # --- driver ----------------------------------------------------------------------------------
@@ -179,6 +197,13 @@ def _data_routes(data, holders, firsts, dest):
     off = data.offsets
     return [(int(a), np.where(key[a:b] >= 0, dest[key[a:b]], p), key[a:b])
             for p, (a, b) in enumerate(zip(off[:-1], off[1:]))]
+
+
+def _route_pairs(P: int, routes) -> np.ndarray:
+    """:func:`_pairs` of per-row routes (first row id, destination per row, key per row)."""
+    src = [np.full(len(np.unique(d)), p) for p, (_, d, _) in enumerate(routes)]
+    dst = [np.unique(d) for _, d, _ in routes]
+    return _pairs(P, np.concatenate(src + [np.zeros(0, np.int64)]), np.concatenate(dst + [np.zeros(0, np.int64)]))
 
 
 def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, random_state=None,
@@ -229,10 +254,11 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
         dest = rng.integers(0, P, K)
         routes = [(int(a), dest[z], z) for a, z in zip(off[:-1], parts)]
     sources, split_task, route = data, _data_split, engine.per_partition(data, routes)
+    pairs = _route_pairs(P, routes)
     for it in range(int(n_iter)):
         tic = time.perf_counter()
         splits = engine.map(split_task, sources, route, P, key=f"{name}-split")
-        pieces = exchange(engine, data, splits, name)
+        pieces = exchange(engine, data, splits, name, pairs)
         owned = [np.flatnonzero(dest == q) for q in range(P)]
         owned = engine.per_partition(data, [(k, stats.take(k)) for k in owned])
         results = engine.map(_sweep_call, *pieces, owned, sweep, (family, prior, U, P, it, *extra),
@@ -273,8 +299,10 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
                        info={"n_clusters": K, "moved": int(counts[dest != now].sum())})
         if (it + 1) % REROOT_EVERY == 0:
             sources, split_task = data, _data_split
-            route = engine.per_partition(data, _data_routes(data, engine.gather(held.futures), firsts, dest))
+            routes = _data_routes(data, engine.gather(held.futures), firsts, dest)
+            route, pairs = engine.per_partition(data, routes), _route_pairs(P, routes)
         else:
             sources, split_task = dd, _holder_split
             route = engine.per_partition(data, [(dest[f:f + s], int(f), p)
                                                 for p, (f, s) in enumerate(zip(firsts, sizes))])
+            pairs = _pairs(P, now, dest)
