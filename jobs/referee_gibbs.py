@@ -165,14 +165,14 @@ def main(argv=None):
                     help="partition counts of the per-partition Gibbs sampler ('' for none)")
     args = ap.parse_args(argv)
     parts = [int(p) for p in args.partitions.split(",") if p]
-    print(f"{'family':12s} {'prior':11s} {'sampler':17s} {'samples':>8s} {'p-value':>8s} "
+    print(f"{'family':12s} {'prior':11s} {'sampler':19s} {'samples':>8s} {'p-value':>8s} "
           f"{'TVD':>7s} {'bound':>7s} {'sec':>6s}")
 
     def report(fam, pn, sampler, labels, probs, ieff, tic):
         p, d = gof_test(labels, probs)
         bound = tvd_bound(probs, len(labels), ieff)
         flag = "" if p > 1e-3 and d < bound else "  <-- FAIL"
-        print(f"{fam:12s} {pn:11s} {sampler:17s} {len(labels):8d} {p:8.3f} {d:7.4f} "
+        print(f"{fam:12s} {pn:11s} {sampler:19s} {len(labels):8d} {p:8.3f} {d:7.4f} "
               f"{bound:7.4f} {time.perf_counter() - tic:6.1f}{flag}", flush=True)
 
     for fam, (family, X) in DATA.items():
