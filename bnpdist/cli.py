@@ -519,8 +519,8 @@ def _seeds(value: str | None):
                    "rewritten after every fit.")
 @click.option("--quick", is_flag=True, default=False,
               help="quality: four small sets and seeds 0, 1 (a few minutes).")
-@click.option("--sets", default=None, metavar="A,B,...", show_default="all",
-              help="quality: the sets to run (names in docs/QUALITY.md).")
+@click.option("--sets", default=None, metavar="A,B,...", show_default="all but the extra ones",
+              help="quality: the sets to run (names in docs/QUALITY.md; the extra dense sets run only when named).")
 @click.option("--estimators", default=None, metavar="A,B,...", show_default="all",
               help="quality: the estimators to run (default, adf, ep, ..., stream, bgm-dp, "
                    "bgm-dirichlet, bnpy, gsdmm, kmeans-true-k, tfidf-kmeans-true-k).")

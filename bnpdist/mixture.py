@@ -29,6 +29,7 @@ from .data.blocks import CSRBlock, as_block, concat_rows, n_rows
 from .distributed import engine_for
 from .algorithms import subcluster
 from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
+from .algorithms.splits import SPLIT_ROUNDS, cuts_apply, split_clusters
 from .distributed.discriminative import ddpm_driver
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.ddpm import WARMUP, HyperplaneStep
@@ -445,6 +446,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 if sampler and self.point_estimate != "last" and config.kept(snap.step):
                     kept.append(snap.label_parts())
                 yield snap
+            if self.algorithm == "ep" and cuts_apply(family):
+                for snap in self._split_rounds(engine, data, family, prior, config):
+                    passes += snap.ends_pass
+                    yield snap
             self.n_iter_ = passes
             self.converged_ = True if self.algorithm == "adf" else None
             if self.algorithm == "ep":
@@ -458,6 +463,23 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                     self._fit_hyperplanes(engine, data, snap.info["features"], config)
             else:
                 self.labels_ = self._used_first(self._score(engine, data)[0])
+
+    def _split_rounds(self, engine, data, family, prior, config: FitConfig) -> Iterator[Snapshot]:
+        """After an EP fit of a full-covariance Gaussian: cut the clusters whose cut raises the
+        log joint, then EP warm from the new partition (:mod:`bnpdist.distributed.splits`), for
+        at most SPLIT_ROUNDS rounds; the snapshots of the warm EP runs."""
+        for _ in range(SPLIT_ROUNDS):
+            labels = engine.labels(data, self._score(engine, data)[0])
+            stats = split_clusters(engine, data, family, prior, self.stats_, labels)
+            if stats is None:
+                return
+            run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
+                                 merge_threshold=config.merge_threshold, seed=config.seed,
+                                 batch_size=config.batch_size, n_iter=config.n_iter, tol=config.tol)
+            run.step = len(self.history_)
+            for snap in itertools.chain(run.warm(VarState(stats, np.ones(stats.K), self.U_, data.n_total)), run.ep()):
+                self._absorb(snap, family, prior)
+                yield snap
 
     def _used_first(self, labels: np.ndarray) -> np.ndarray:
         """Renumber the clusters so that those holding training rows come first (in their

@@ -190,6 +190,26 @@ def test_registry_has_the_sets_and_entrants_the_issue_asks_for():
     assert {e.role for e in ENTRANTS.values()} == {"ours", "peer", "reference"}
 
 
+def test_extra_dense_sets_load_and_run_only_when_named():
+    """The extra sets are dense, seeded where generated, of the documented shapes; the redundant
+    features make the covariance exactly rank 15; a run naming no sets leaves them out."""
+    from bnpdist.league.runner import plan
+    extra = [n for n, s in SETS.items() if s.extra]
+    assert set(extra) == {"breast-cancer-raw", "wine-raw", "digits-standardised", "redundant-d20",
+                          "blobs-d30", "blobs-mixed-d10"}
+    shapes = {"breast-cancer-raw": (569, 30, 2), "wine-raw": (178, 13, 3), "digits-standardised": (1797, 61, 10),
+              "redundant-d20": (1000, 20, 4), "blobs-d30": (1000, 30, 5), "blobs-mixed-d10": (600, 10, 4)}
+    for name in extra:
+        ls = SETS[name].load(seed=1)
+        assert ls.kind == "dense" and (ls.n, ls.d, ls.true_k) == shapes[name]
+    X = SETS["redundant-d20"].load(seed=0).X
+    assert np.linalg.matrix_rank(np.cov(X.T)) == 15
+    assert not np.array_equal(X, SETS["redundant-d20"].load(seed=1).X)
+    sets = plan(estimators=["kmeans-true-k"])[1]
+    assert not set(extra) & set(sets) and "iris" in sets
+    assert set(plan(sets=extra, estimators=["kmeans-true-k"])[1]) == set(extra)
+
+
 def test_quick_sets_load_small():
     for name in ("iris", "blobs", "bursty", "sizes-100-1"):
         ls = SETS[name].load(seed=1, quick=True)

