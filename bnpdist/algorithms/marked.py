@@ -104,12 +104,20 @@ def _global(labels, first):
     return np.where(labels >= 0, first + labels, -1)
 
 
+def _destinations(keys, dest, here):
+    """The partition of each row: ``dest`` of its cluster ``keys``, ``here`` for an unassigned row."""
+    out = np.full(len(keys), here, dtype=np.int64)
+    inside = keys >= 0
+    out[inside] = dest[keys[inside]]
+    return out
+
+
 def _holder_split(result, seed, route, P):
     """Split a holder (the first element of a sweep's result): ``route`` = (destination per
     cluster, global id of its cluster 0, this partition); unassigned rows stay."""
     holder, (dest, first, p) = result[0], route
     labels = holder.labels
-    return split(holder, np.where(labels >= 0, dest[labels], p), _global(labels, first), P)
+    return split(holder, _destinations(labels, dest, p), _global(labels, first), P)
 
 
 def _home_split(ids_labels, seed, first_cluster, offsets):
@@ -195,7 +203,7 @@ def _data_routes(data, holders, firsts, dest):
     for (ids, labels), first in zip(holders, firsts):
         key[ids] = _global(labels, first)
     off = data.offsets
-    return [(int(a), np.where(key[a:b] >= 0, dest[key[a:b]], p), key[a:b])
+    return [(int(a), _destinations(key[a:b], dest, p), key[a:b])
             for p, (a, b) in enumerate(zip(off[:-1], off[1:]))]
 
 
@@ -203,7 +211,8 @@ def _route_pairs(P: int, routes) -> np.ndarray:
     """:func:`_pairs` of per-row routes (first row id, destination per row, key per row)."""
     src = [np.full(len(np.unique(d)), p) for p, (_, d, _) in enumerate(routes)]
     dst = [np.unique(d) for _, d, _ in routes]
-    return _pairs(P, np.concatenate(src + [np.zeros(0, np.int64)]), np.concatenate(dst + [np.zeros(0, np.int64)]))
+    none = [np.zeros(0, np.int64)]
+    return _pairs(P, np.concatenate(src + none), np.concatenate(dst + none))
 
 
 def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, random_state=None,
