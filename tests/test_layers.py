@@ -3,6 +3,7 @@
 - The layer table of docs/ARCHITECTURE.md: a module imports only its own package and the
   packages of lower layers (``bnpdist/__init__.py`` sits above them all), and every package
   and top-level module has a layer.
+- No import cycles between modules (``test_no_import_cycles``).
 - Only ``bnpdist/distributed/`` imports Dask (``dask``, ``distributed``) or touches a client:
   elsewhere no ``.client`` of anything but an estimator's own parameter (``self.client``, handed
   unopened to :func:`bnpdist.distributed.engine_for`), no ``hasattr``/``getattr`` of "client",
@@ -134,3 +135,39 @@ def test_imports_point_down(group):
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {mod} (layer {other}, "
                            f"{group} is layer {LAYERS[group]})")
     assert not bad, bad
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module → the package modules it imports (a package's ``__init__`` importing its own
+    modules, or a module importing its own package's ``__init__``, is not an edge)."""
+    names = {m[0] for m in MODULES}
+    graph = {}
+    for name, path, tree in MODULES:
+        deps = set()
+        for mod, _ in _imports(name, path, tree):
+            while mod and mod not in names:
+                mod = mod.rpartition(".")[0]
+            if mod and mod != name and mod != "bnpdist" and not name.startswith(mod + ".") \
+                    and not mod.startswith(name + "."):
+                deps.add(mod)
+        graph[name] = deps
+    return graph
+
+
+def test_no_import_cycles():
+    """No two modules import each other, directly or through others (also inside functions:
+    obs/gaussian.py finds DiagGaussian through the family registry)."""
+    graph, state, cycles = _module_graph(), {}, []
+
+    def visit(v, trail):
+        state[v] = "open"
+        for w in sorted(graph[v]):
+            if state.get(w) == "open":
+                cycles.append(trail[trail.index(w):] + [w])
+            elif w not in state:
+                visit(w, trail + [w])
+        state[v] = "done"
+    for v in sorted(graph):
+        if v not in state:
+            visit(v, [v])
+    assert not cycles, cycles
