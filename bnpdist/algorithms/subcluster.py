@@ -95,7 +95,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 import numpy as np
 from scipy.special import gammaln
@@ -533,6 +534,37 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     data = engine.partitions(data)
     seed = resolve_seed(random_state)
     rng = driver_rng(seed)
+    st = start(engine, data, family, prior, rng, init_labels)
+    for it in range(int(n_iter)):
+        tic = time.perf_counter()
+        exact = it >= warmup
+        if it and it % REROOT_EVERY == 0:
+            st.results = rerooted(engine, data, st.results, _state_of).futures
+        info = iterate(engine, data, family, st, rng, it, exact=exact, launch_scans=launch_scans, seed=seed)
+
+        def parts(results=st.results, relabel=st.relabel, fixes=st.fixes):
+            return _label_parts(engine, data, results, relabel, fixes)
+        yield _snapshot(engine, parts, st.stats, st.prior, st.U, family, it, data.n_total,
+                        wants_labels(labels_every, it, it == int(n_iter) - 1),
+                        seconds=time.perf_counter() - tic, exact=exact, **info)
+
+
+@dataclass
+class ChainState:
+    """The chain between iterations, on the driver; the labels stay on the partitions."""
+
+    stats: SuffStats       # the clusters' statistics
+    prior: Any             # the prior, with its current hyperparameters
+    U: float               # the NGGP's auxiliary variable (the DP's: 0)
+    relabel: np.ndarray    # (cluster, side) → new cluster, applied by the next pass
+    results: list          # per partition: the last pass's task result (labels, summary)
+    fixes: list            # per partition: (K, shift) of its new clusters after a warm pass
+    moved: tuple | None    # after a warm-up iteration: its moves, for the persistent sub-clusters
+
+
+def start(engine, data: DistData, family, prior, rng: np.random.Generator, init_labels=None) -> ChainState:
+    """The chain's first state: ``init_labels`` (default: one cluster) on the partitions, their
+    statistics, and U drawn given them."""
     off = data.offsets
     z0 = (np.zeros(data.n_total, dtype=np.int64) if init_labels is None
           else remap_labels(np.asarray(init_labels))[0])
@@ -543,92 +575,91 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     results = engine.map(_start_task, data, init, family, K, key="sc-start")
     stats = _total(_summaries(engine, results))
     relabel = np.repeat(np.arange(K), 2).reshape(K, 2)
-    n = data.n_total
-    U = prior.sample_u(rng, 0.0, n, K)
-    passes = launch_scans + 2
-    moved = None                  # warm-up: the last moves, for the persistent sub-clusters
+    U = prior.sample_u(rng, 0.0, data.n_total, K)
+    return ChainState(stats, prior, U, relabel, results, [(0, 0)] * data.n_partitions, None)
+
+
+def iterate(engine, data: DistData, family, st: ChainState, rng: np.random.Generator, it: int, *,
+            exact: bool, launch_scans: int, seed: int) -> dict:
+    """Iteration ``it`` of the chain (exact, or the warm-up kernel), updating ``st``; returns
+    its diagnostics (blocks accepted by the restricted Gibbs step, splits, merges).  Its passes
+    are ``pass_id`` ``it·(launch_scans + 2)`` onwards."""
+    n, passes = data.n_total, launch_scans + 2
     same = [(0, 0)] * data.n_partitions     # labels already global (:func:`_prev_labels`)
-    fixes = same                  # after a warm pass: (K, shift) of each partition's new clusters
-    for it in range(int(n_iter)):
-        tic = time.perf_counter()
-        exact = it >= warmup
-        if it and it % REROOT_EVERY == 0:
-            results = rerooted(engine, data, results, _state_of).futures
-        # 1. hyperparameters, weights and parameters
-        U = prior.sample_u(rng, U, n, stats.K)
-        prior = prior.resample(rng, n, stats.K, U, stats.n)
-        logw = log_weights(rng, stats.n, prior.sigma)
-        params = sample_params(family, stats, rng) if exact else side_params(family, stats, rng)
-        if exact:
-            # 2. restricted Gibbs pass
-            results = engine.map(_gibbs_task, data, engine.per_partition(data, results),
-                                 engine.per_partition(data, fixes), (relabel, family, params, logw),
-                                 seed=seed, pass_id=it * passes, key="sc-gibbs")
-            pairs = _summaries(engine, results)
-            accept = accept_blocks(np.array([c.n for c, _ in pairs]), np.array([p.n for _, p in pairs]))
-            stats = _total([p if a else c for (c, p), a in zip(pairs, accept)])
-            live = stats.n > 0.5
-            keep = np.cumsum(live) - 1
-            stats = stats.take(live)
-            pick = engine.per_partition(data, [int(a) for a in accept])
-            # 3. launches and scan passes
-            units = draw_units(rng, stats.K)
-            unit_of, side = unit_maps(units, stats.K)
-            sub_params, logpi = launch(family, unit_stats(stats, units), rng)
-            for t in range(launch_scans + 1):
-                results = engine.map(_scan_task, data, engine.per_partition(data, results), pick,
-                                     (keep, unit_of, side, t > 0, family, sub_params, logpi), seed=seed,
-                                     pass_id=it * passes + 1 + t, key="sc-scan")
-                pick, keep = engine.per_partition(data, [0] * data.n_partitions), np.arange(stats.K)
-                summ = _summaries(engine, results)
-                sub = _total([s for s, _ in summ])
-                if t < launch_scans:
-                    sub_params, logpi = refine(family, sub, rng)
-            logq = _total([q for _, q in summ])
-            n_blocks = int(accept.sum())
+    stats, prior, U, relabel, results, fixes, moved = (st.stats, st.prior, st.U, st.relabel,
+                                                       st.results, st.fixes, st.moved)
+    # 1. hyperparameters, weights and parameters
+    U = prior.sample_u(rng, U, n, stats.K)
+    prior = prior.resample(rng, n, stats.K, U, stats.n)
+    logw = log_weights(rng, stats.n, prior.sigma)
+    params = sample_params(family, stats, rng) if exact else side_params(family, stats, rng)
+    if exact:
+        # 2. restricted Gibbs pass
+        results = engine.map(_gibbs_task, data, engine.per_partition(data, results),
+                             engine.per_partition(data, fixes), (relabel, family, params, logw),
+                             seed=seed, pass_id=it * passes, key="sc-gibbs")
+        pairs = _summaries(engine, results)
+        accept = accept_blocks(np.array([c.n for c, _ in pairs]), np.array([p.n for _, p in pairs]))
+        stats = _total([p if a else c for (c, p), a in zip(pairs, accept)])
+        live = stats.n > 0.5
+        keep = np.cumsum(live) - 1
+        stats = stats.take(live)
+        pick = engine.per_partition(data, [int(a) for a in accept])
+        # 3. launches and scan passes
+        units = draw_units(rng, stats.K)
+        unit_of, side = unit_maps(units, stats.K)
+        sub_params, logpi = launch(family, unit_stats(stats, units), rng)
+        for t in range(launch_scans + 1):
+            results = engine.map(_scan_task, data, engine.per_partition(data, results), pick,
+                                 (keep, unit_of, side, t > 0, family, sub_params, logpi), seed=seed,
+                                 pass_id=it * passes + 1 + t, key="sc-scan")
+            pick, keep = engine.per_partition(data, [0] * data.n_partitions), np.arange(stats.K)
+            summ = _summaries(engine, results)
+            sub = _total([s for s, _ in summ])
+            if t < launch_scans:
+                sub_params, logpi = refine(family, sub, rng)
+        logq = _total([q for _, q in summ])
+        n_blocks = int(accept.sum())
+    else:
+        # 2–3. one pass: z and the sub-labels of the persistent sub-clusters
+        if moved is None:
+            (sub_params, logpi), own = (launch(family, stats, rng),
+                                        np.full((int(relabel.max()) + 1, 2), -1))
         else:
-            # 2–3. one pass: z and the sub-labels of the persistent sub-clusters
-            if moved is None:
-                (sub_params, logpi), own = (launch(family, stats, rng),
-                                            np.full((int(relabel.max()) + 1, 2), -1))
-            else:
-                args, kept = moved
-                sub_params, logpi, own = carry(family, *args, stats, rng)
-                own = own[kept]
-            results = engine.map(_warm_task, data, engine.per_partition(data, results),
-                                 engine.per_partition(data, fixes),
-                                 (relabel, family, params, logw, sub_params, logpi, own, prior, U),
-                                 seed=seed, pass_id=it * passes, key="sc-warm")
-            # sides of the K clusters summed, then each partition's new clusters in partition order
-            parts, K = _summaries(engine, results), stats.K
-            sides = _total([p.take(np.arange(2 * K)) for p in parts])
-            shift = np.cumsum([0] + [p.K // 2 - K for p in parts])
-            for p in parts:
-                sides = sides.concat(p.take(np.arange(2 * K, p.K)))
-            fixes = [(K, int(c)) for c in shift[:-1]]
-            live = np.repeat((sides.n[0::2] + sides.n[1::2]) > 0.5, 2)
-            keep = np.cumsum(live[0::2]) - 1
-            sides = sides.take(live)
-            stats = sides.take(np.arange(0, sides.K, 2)) + sides.take(np.arange(1, sides.K, 2))
-            units = warm_units(rng, stats, prior, U, family)
-            sub, logq = unit_sides(units, stats, sides), np.zeros((len(units), 2))
-            n_blocks = data.n_partitions
-        # 4. split / merge
-        logu = np.log(rng.random(len(units)))
-        old = stats
-        relabel, stats, accepted, _ = split_merge(units, logu, stats, sub, logq, prior, U, family,
-                                                     exact)
-        moved = None if exact else ((units, accepted, relabel, sides, old), keep)
-        fixes = same if exact else fixes
-        relabel = relabel if exact else relabel[keep]
-        single = np.array([len(m) == 1 for m in units])
-        n_split, n_merge = int(np.sum(accepted & single)), int(np.sum(accepted & ~single))
-        def parts(results=results, relabel=relabel, fixes=fixes):
-            return _label_parts(engine, data, results, relabel, fixes)
-        yield _snapshot(engine, parts, stats, prior, U, family, it, n,
-                        wants_labels(labels_every, it, it == int(n_iter) - 1),
-                        seconds=time.perf_counter() - tic, exact=exact,
-                        accepted_blocks=n_blocks, splits=n_split, merges=n_merge)
+            args, kept = moved
+            sub_params, logpi, own = carry(family, *args, stats, rng)
+            own = own[kept]
+        results = engine.map(_warm_task, data, engine.per_partition(data, results),
+                             engine.per_partition(data, fixes),
+                             (relabel, family, params, logw, sub_params, logpi, own, prior, U),
+                             seed=seed, pass_id=it * passes, key="sc-warm")
+        # sides of the K clusters summed, then each partition's new clusters in partition order
+        parts, K = _summaries(engine, results), stats.K
+        sides = _total([p.take(np.arange(2 * K)) for p in parts])
+        shift = np.cumsum([0] + [p.K // 2 - K for p in parts])
+        for p in parts:
+            sides = sides.concat(p.take(np.arange(2 * K, p.K)))
+        fixes = [(K, int(c)) for c in shift[:-1]]
+        live = np.repeat((sides.n[0::2] + sides.n[1::2]) > 0.5, 2)
+        keep = np.cumsum(live[0::2]) - 1
+        sides = sides.take(live)
+        stats = sides.take(np.arange(0, sides.K, 2)) + sides.take(np.arange(1, sides.K, 2))
+        units = warm_units(rng, stats, prior, U, family)
+        sub, logq = unit_sides(units, stats, sides), np.zeros((len(units), 2))
+        n_blocks = data.n_partitions
+    # 4. split / merge
+    logu = np.log(rng.random(len(units)))
+    old = stats
+    relabel, stats, accepted, _ = split_merge(units, logu, stats, sub, logq, prior, U, family,
+                                                 exact)
+    moved = None if exact else ((units, accepted, relabel, sides, old), keep)
+    fixes = same if exact else fixes
+    relabel = relabel if exact else relabel[keep]
+    single = np.array([len(m) == 1 for m in units])
+    n_split, n_merge = int(np.sum(accepted & single)), int(np.sum(accepted & ~single))
+    st.stats, st.prior, st.U, st.relabel, st.results, st.fixes, st.moved = (
+        stats, prior, U, relabel, results, fixes, moved)
+    return {"accepted_blocks": n_blocks, "splits": n_split, "merges": n_merge}
 
 
 def driver(engine, data, family, prior, config, state=None) -> Iterator[Snapshot]:
