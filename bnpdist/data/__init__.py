@@ -1,5 +1,7 @@
 """Corpus layer: Parquet I/O with validation, synthetic and bundled data sets.
 
+- ``source``: what an input is (:func:`~bnpdist.data.source.kind_of`) and its rows in pieces
+  (:func:`~bnpdist.data.source.as_source`), the one recogniser of inputs
 - ``blocks``: in-memory partitions (:class:`CSRBlock`, dense float64 arrays)
 - ``schema``/``sources``/``parquet``/``rows``: scan footers, read and check partitions
 - ``writer``: atomic, streaming Parquet writers
