@@ -30,7 +30,7 @@ from .distributed import engine_for
 from .algorithms import subcluster
 from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
 from .algorithms.splits import SPLIT_ROUNDS, cuts_apply, split_clusters
-from .distributed.discriminative import ddpm_driver
+from .algorithms.discriminative import ddpm_driver
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.ddpm import WARMUP, HyperplaneStep
 from .inference.features import Projection

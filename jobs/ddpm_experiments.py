@@ -17,7 +17,7 @@ expected K), both on the raw pixel counts with Euclidean distance, as K-means an
 ``features`` compares the hyperplanes' features on digits: the default φ (at most 20 whitened
 principal components of the word frequencies + an intercept), all 64 directions whitened, and
 the raw pixel counts + an intercept (no centring or scaling).
-``--partitions P`` (P > 1) runs :func:`bnpdist.distributed.discriminative.run_ddpm_partitioned`
+``--partitions P`` (P > 1) runs :func:`bnpdist.algorithms.discriminative.run_ddpm_partitioned`
 on P contiguous row blocks in this process (``--no-merge``: without the merge stage).
 """
 import argparse
@@ -29,7 +29,7 @@ import numpy as np
 
 from bnpdist.data.real import load_digits_bow
 from bnpdist.data.synthetic import make_chained_gaussians
-from bnpdist.distributed.discriminative import run_ddpm_partitioned
+from bnpdist.algorithms.discriminative import run_ddpm_partitioned
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test
 from bnpdist.league.dpmeans import dp_means, farthest_first_lambda

@@ -19,7 +19,7 @@ import numpy as np
 import psutil
 
 import bnpdist.algorithms.marked as marked
-import bnpdist.distributed.discriminative as discriminative
+import bnpdist.algorithms.discriminative as discriminative
 import bnpdist.distributed.engine as dask_engine
 import bnpdist.algorithms.subcluster as subcluster
 from bnpdist.algorithms import gibbs

@@ -7,7 +7,7 @@ state path: iHMM vs DIH-S vs DIH-L vs DPM / DDPM (order ignored): NMI, F1 and CP
 
 ``--partitions P`` (P > 1): the DPM/DDPM rows sample z per partition of P contiguous row blocks,
 the iHMM/DIH rows per partition of whole sequences
-(:mod:`bnpdist.distributed.discriminative`, approximate); P = 1 is the exact samplers.
+(:mod:`bnpdist.algorithms.discriminative`, approximate); P = 1 is the exact samplers.
 
 Data: 5 sequences × 200 steps, 4 states on the corners of a square (side 2) in 2-D with unit
 emission noise (heavy overlap), sticky transitions (0.96 self).  Scores: mean ± sd over runs ×
@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from bnpdist.distributed.discriminative import (
+from bnpdist.algorithms.discriminative import (
     run_ddpm_partitioned,
     run_ihmm_partitioned,
 )

@@ -1,4 +1,4 @@
-"""z sampled per partition (bnpdist.distributed.discriminative): one partition is the exact chain
+"""z sampled per partition (bnpdist.algorithms.discriminative): one partition is the exact chain
 bit for bit, results do not depend on the number of Dask workers, the merge stage, sequence
 partitions, and the approximate chain's bias on the enumerated n = 4 referee of test_ddpm.py."""
 import importlib.util
@@ -9,7 +9,7 @@ import pytest
 from test_ddpm import FAM, PHI, X, exact_ddpm
 
 from bnpdist.data.synthetic import make_chained_gaussians
-from bnpdist.distributed.discriminative import (
+from bnpdist.algorithms.discriminative import (
     reconcile,
     run_ddpm_partitioned,
     run_ihmm_partitioned,
@@ -72,7 +72,8 @@ def test_result_does_not_depend_on_the_number_of_workers(monkeypatch):
     """3 partitions: in this process, on 1 thread worker and on 2 process workers (TCP on
     127.0.0.1) — the same chain (DDPM, and DIH on 2 partitions of whole sequences), rerooted
     every 3 sweeps."""
-    from bnpdist.distributed import DaskEngine, discriminative
+    from bnpdist.algorithms import discriminative
+    from bnpdist.distributed import DaskEngine
     monkeypatch.setattr(discriminative, "REROOT_EVERY", 3)
     Xs, _, lengths = sequences()
     ref = ddpm_chain(LocalEngine(), 3)

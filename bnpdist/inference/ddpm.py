@@ -9,7 +9,7 @@ w → 0 takes every η_k to 0 and L(±1 | 0) is one constant c (e^{-2} SVM, 1/2 
 the model becomes the DPM with concentration α·c^n.
 
 Distribution: this module is the exact sampler, z resampled in one stream over
-all rows.  :mod:`bnpdist.distributed.discriminative` samples z per partition (approximate) and
+all rows.  :mod:`bnpdist.algorithms.discriminative` samples z per partition (approximate) and
 reproduces this chain bit for bit with one partition.  The η step is map-reduced: each
 partition draws its rows' augmentation variables from ``partition_seed(seed, sweep, partition)``
 and returns its additive terms Σ_i a_ik φ_iφ_iᵀ and Σ_i b_ik φ_i; the driver adds them in

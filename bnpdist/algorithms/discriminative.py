@@ -64,7 +64,7 @@ from ..inference.labels import remap_labels
 from ..inference.merge import Gain, match_new, regroup
 from ..inference.snapshot import Snapshot, wants_labels
 from ..priors import DP, HDP
-from .protocol import REROOT_EVERY, DistData, rerooted
+from ..distributed.protocol import REROOT_EVERY, DistData, rerooted
 from ..seeds import resolve_seed
 
 #: rows gathered on the driver (from the head of every partition) to fit the PCA features
