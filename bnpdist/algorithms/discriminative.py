@@ -59,7 +59,7 @@ from ..inference.gibbs import (
     log_partition_joint,
     subsample_steps,
 )
-from ..inference.ihmm import HMMState, hdp_step, neighbours, restaurants, transitions
+from ..inference.ihmm import HMMState, hdp_step, neighbours, prepare, restaurants, transitions
 from ..inference.labels import remap_labels
 from ..inference.merge import Gain, match_new, regroup
 from ..inference.snapshot import Snapshot, wants_labels
@@ -439,14 +439,7 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
     :func:`run_ddpm_partitioned`, and at the end) plus ``matched`` and ``label_parts`` (the
     sweep's labels left on the partitions, a function of no arguments).
     """
-    block = as_block(block)
-    n = n_rows(block)
-    if int(np.sum(lengths)) != n:
-        raise ValueError(f"sequence lengths sum to {int(np.sum(lengths))}, the block has {n} rows")
-    seed = resolve_seed(random_state)
-    rng = np.random.default_rng(seed)
-    code = loss or "svm"
-    loss_code(code)
+    block, n, seed, rng, code = prepare(block, lengths, random_state, loss)
     if Phi is None:
         Phi = fit_projection(block, max_dim)(block) if loss else np.zeros((n, 1))
     Phi = np.ascontiguousarray(Phi, dtype=np.float64)

@@ -161,6 +161,20 @@ def transitions(n: np.ndarray, beta: np.ndarray, alpha: float, live: np.ndarray,
     return A / A.sum(axis=1, keepdims=True)
 
 
+def prepare(block, lengths, random_state, loss):
+    """``(block, n, seed, rng, code)`` of an iHMM / DIH run: the rows as a block, their number
+    (checked against the sequence ``lengths``), the resolved seed, the driver's stream
+    ``default_rng(seed)`` and the loss code (``"svm"`` when ``loss`` is None)."""
+    block = as_block(block)
+    n = n_rows(block)
+    if int(np.sum(lengths)) != n:
+        raise ValueError(f"sequence lengths sum to {int(np.sum(lengths))}, the block has {n} rows")
+    seed = resolve_seed(random_state)
+    code = loss or "svm"
+    loss_code(code)
+    return block, n, seed, np.random.default_rng(seed), code
+
+
 def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: float = 1.0,
              n_iter: int, warmup: int = WARMUP, random_state=None, init_labels=None,
              max_dim: int = MAX_DIM, engine=None, data=None, Phi=None) -> Iterator[dict]:
@@ -172,14 +186,7 @@ def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: 
     ``engine`` (needed with a ``loss``): the :class:`~bnpdist.distributed.Engine` of the η step,
     ``data`` its partitioned rows (default: ``block`` as one partition).
     """
-    block = as_block(block)
-    n = n_rows(block)
-    if int(np.sum(lengths)) != n:
-        raise ValueError(f"sequence lengths sum to {int(np.sum(lengths))}, the block has {n} rows")
-    seed = resolve_seed(random_state)
-    rng = np.random.default_rng(seed)
-    code = loss or "svm"
-    loss_code(code)
+    block, n, seed, rng, code = prepare(block, lengths, random_state, loss)
     if Phi is None:
         proj = fit_projection(block, max_dim) if loss else None
         Phi = proj(block) if loss else np.zeros((n, 1))
