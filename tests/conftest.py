@@ -1,4 +1,6 @@
+import importlib.util
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +11,14 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 #: BNPDIST_FULL=1 runs the long statistical versions of marked tests.
 FULL = os.environ.get("BNPDIST_FULL") == "1"
+
+
+def load_job(name: str):
+    """The script ``jobs/NAME.py`` as a module (the referees' models and tables, the experiments)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "jobs" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture

@@ -5,11 +5,9 @@ Referee samples are the final states of independent runs (exactly independent dr
 rows (Bell(4) = 15 partitions), annealing cost T = 8 sweeps; thresholds as in
 ``test_gibbs_exact.py`` (chi-square p > 1e-3, TVD under the bound with no autocorrelation).
 """
-import importlib.util
-import pathlib
 
 import pytest
-from conftest import FULL
+from conftest import FULL, load_job
 from test_gibbs import blobs
 
 from bnpdist.exact import exact_posterior, gof_test
@@ -18,10 +16,7 @@ from bnpdist.inference.anneal import STRATEGIES, run_anneal
 from bnpdist.metrics import nmi
 from bnpdist.priors import DP, NGGP
 
-_spec = importlib.util.spec_from_file_location(
-    "referee_gibbs", pathlib.Path(__file__).parents[1] / "jobs" / "referee_gibbs.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_gibbs")
 
 P_MIN = 1e-3
 RUNS = 3000 if FULL else 500

@@ -7,22 +7,17 @@ random-scan Gibbs among the clusters of each partition, exact for every number o
 The annealed state itself is a heuristic start ("exact in the limit", Obermeyer et al. 2014);
 its final-state referee on one block is ``tests/test_anneal.py``.
 """
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
-from conftest import FULL
+from conftest import FULL, load_job
 
 from bnpdist.algorithms import anneal, marked
 from bnpdist.algorithms.marked import run_marked
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.exact import exact_posterior, gof_test
 
-_spec = importlib.util.spec_from_file_location(
-    "referee_gibbs", pathlib.Path(__file__).parents[1] / "jobs" / "referee_gibbs.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_gibbs")
 
 P_MIN = 1e-3
 SWEEPS = 20_000 if FULL else 4_000

@@ -1,8 +1,6 @@
 """z sampled per partition (bnpdist.algorithms.discriminative): one partition is the exact chain
 bit for bit, results do not depend on the number of Dask workers, the merge stage, sequence
 partitions, and the approximate chain's bias on the enumerated n = 4 referee of test_ddpm.py."""
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -23,11 +21,9 @@ from bnpdist.metrics import nmi
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, HDP, Gamma
+from conftest import load_job
 
-_spec = importlib.util.spec_from_file_location(
-    "referee_gibbs", pathlib.Path(__file__).parents[1] / "jobs" / "referee_gibbs.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_gibbs")
 
 XC, YC = make_chained_gaussians(n_per_cluster=40, seed=1)
 FC = Gaussian().resolve(DataSummary(len(XC), 2, "dense", XC.mean(0), np.cov(XC.T)))

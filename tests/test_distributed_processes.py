@@ -1,5 +1,4 @@
 """The engine against a real `dask scheduler` and two `dask worker` processes on 127.0.0.1."""
-import importlib.util
 import json
 import os
 import signal
@@ -12,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conftest import FULL
+from conftest import FULL, load_job
 
 from bnpdist.algorithms import gibbs as marked_gibbs
 from bnpdist.algorithms import marked
@@ -23,9 +22,7 @@ from bnpdist.exact import exact_posterior, gof_test
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 60  # seconds for any one wait: nothing here can hang
 
-_spec = importlib.util.spec_from_file_location("referee_gibbs", HERE.parent / "jobs" / "referee_gibbs.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_gibbs")
 
 
 def draws(block, seed, delay):

@@ -8,7 +8,6 @@ in test_data_real.py).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,17 +16,11 @@ import pytest
 
 from bnpdist.data.real import Dataset
 from bnpdist.data.synthetic import make_pitman_yor_corpus
+from conftest import load_job
 
 JOBS = Path(__file__).resolve().parents[1] / "jobs"
 
 pytest.importorskip("matplotlib")
-
-
-def load_job(name: str):
-    spec = importlib.util.spec_from_file_location(f"exp_job_{name}", JOBS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def tiny_corpus(n_docs: int, doc_length: int, n_labels: int = 4):

@@ -8,20 +8,15 @@ effective sample size of S/2).  CI runs a covering subset (every family, prior a
 least once); ``BNPDIST_FULL=1`` runs every combination at five times the length, and
 ``jobs/referee_gibbs.py`` runs the full table.
 """
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
-from conftest import FULL
+from conftest import FULL, load_job
 
 from bnpdist.exact import exact_posterior, gof_test, set_partitions
 from bnpdist.inference.gibbs import run_gibbs
 
-_spec = importlib.util.spec_from_file_location(
-    "referee_gibbs", pathlib.Path(__file__).parents[1] / "jobs" / "referee_gibbs.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_gibbs")
 
 P_MIN = 1e-3
 SWEEPS = 60_000 if FULL else 12_000

@@ -10,13 +10,11 @@ length, and ``python jobs/referee_gibbs.py`` the whole table.  A chain on a Dask
 LocalEngine's draw for draw (same seed, same partitioning), so the verdicts carry over; the
 external-worker runs are in ``tests/test_distributed_processes.py``.
 """
-import importlib.util
-import pathlib
 from itertools import product
 
 import numpy as np
 import pytest
-from conftest import FULL
+from conftest import FULL, load_job
 
 from bnpdist.algorithms import gibbs as marked_gibbs
 from bnpdist.algorithms import marked
@@ -24,10 +22,7 @@ from bnpdist.algorithms.marked import Holder, assemble, run_marked, split
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.exact import canonical, exact_posterior, gof_test
 
-_spec = importlib.util.spec_from_file_location(
-    "referee_gibbs", pathlib.Path(__file__).parents[1] / "jobs" / "referee_gibbs.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_gibbs")
 
 P_MIN = 1e-3
 SWEEPS = 20_000 if FULL else 4_000

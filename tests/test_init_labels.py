@@ -2,8 +2,6 @@
 ``BNPHMM.fit(X, init_labels=...)`` (the estimators' ``condition(data, init_labels)`` of
 Forster's DPMM code base): the chain starts there, and the Gibbs chain from a given start still
 matches the enumerated posterior."""
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -13,11 +11,9 @@ from bnpdist.exact import exact_posterior
 from bnpdist.metrics import nmi
 from bnpdist.obs import Gaussian
 from bnpdist.priors import DP, HDP
+from conftest import load_job
 
-_spec = importlib.util.spec_from_file_location(
-    "referee_gibbs", pathlib.Path(__file__).parents[1] / "jobs" / "referee_gibbs.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_gibbs")
 
 OBS = Gaussian(mu0=np.zeros(2), kappa0=0.01, nu0=4.0, Lambda0=np.eye(2))
 

@@ -11,18 +11,14 @@ run is the in-process chain draw for draw (so the referee's verdict carries over
 chi-square on the cluster itself, and every case on n = 5 at 30× the length, are in
 ``jobs/referee_subcluster.py --dask``.
 """
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
 
 from bnpdist.exact import exact_posterior, gof_test
+from conftest import load_job
 
-_spec = importlib.util.spec_from_file_location(
-    "referee_subcluster", pathlib.Path(__file__).parents[1] / "jobs" / "referee_subcluster.py")
-referee = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(referee)
+referee = load_job("referee_subcluster")
 
 P_MIN = 1e-3
 ROWS = 4
