@@ -5,7 +5,9 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
 * ``main_table(what, n_docs) -> str`` — a Markdown table of the measurements named in ``what``:
   ``"product"`` (X·W, numba and scipy), ``"adf"``, ``"ep"`` (:func:`adf_ep_benchmark`, one
   process, ``n_docs`` rows), ``"read"`` (:func:`read_benchmark`) and ``"scale"``
-  (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster) and ``"auto"``
+  (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster), ``"scaling"``
+  (:func:`scaling_table`: 1 and 2 worker processes over three sizes up to ``n_docs``, and a
+  10⁷-document pass simulated from the measured costs) and ``"auto"``
   (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit) and
   ``"traffic"`` (:func:`traffic_benchmark`: tasks and bytes per EP pass on a Dask cluster) and
   ``"cold"`` (:func:`cold_start_benchmark`: a first fit with an empty numba cache against the
@@ -37,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 #: what main_table can measure
-WHAT = ("product", "adf", "ep", "read", "scale", "auto", "traffic", "cold", "memory", "gibbs")
+WHAT = ("product", "adf", "ep", "read", "scale", "scaling", "auto", "traffic", "cold", "memory", "gibbs")
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
 BETA_PER_WORD = 0.01
 EPSILON = 0.01
@@ -307,13 +309,14 @@ def _corpus(folder: Path, n_docs: int, row_group_size: int) -> Path:
 
 
 @contextmanager
-def _cluster(engine, n_workers: int):
-    """``engine`` as given, or a local cluster of ``n_workers`` single-threaded processes."""
+def _cluster(engine, n_workers: int, processes: bool = True):
+    """``engine`` as given, or a local cluster of ``n_workers`` single-threaded processes (or
+    threads of this process)."""
     if engine is not None:
         yield engine
         return
     from .distributed import DaskEngine
-    with DaskEngine(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard=False) as e:
+    with DaskEngine(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard=False) as e:
         yield e
 
 
@@ -346,6 +349,186 @@ def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: i
               {"peak_MB": f"{mem.peak / 2**20:,.0f}", "K": est.n_clusters_,
                "phase_s": "/".join(map(str, phases))})
     return [write, fit]
+
+
+#: the documents of the scaling table's extrapolated row and the fan-in of the reduction tree
+SIMULATED_DOCS = 10_000_000
+
+
+def _compute_seconds(tasks: list[dict], prefix: str) -> dict[str, float]:
+    """Per worker, the compute seconds of the ``tasks`` (:meth:`DaskEngine.tasks_run`
+    records) whose key starts with ``prefix``."""
+    out: dict[str, float] = {}
+    for t in tasks:
+        if t["key"].startswith(prefix):
+            out[t["worker"]] = out.get(t["worker"], 0.0) + t["compute"]
+    return out
+
+
+def _serial_combines(n_parts: int, fan_in: int) -> int:
+    """Combine steps on the longest path of the reduction tree of ``n_parts`` results
+    (:func:`bnpdist.distributed.reduce.tree_reduce`: runs of ``fan_in``, level by level)."""
+    steps = 0
+    while n_parts > 1:
+        steps += min(fan_in, n_parts) - 1
+        n_parts = -(-n_parts // fan_in)
+    return steps
+
+
+@dataclass
+class ScalingRun:
+    """One fit of :func:`scaling_fit`: ``docs`` rows in ``partitions`` on ``workers``
+    processes.  ``wall``: the whole fit (reading, ADF, EP, the labelling pass); ``phases``: the
+    driver's seconds from the start to the ADF snapshot (reading included), then of each EP
+    pass.  Per EP pass: ``task_s`` (compute seconds of its EP tasks, summed per worker),
+    ``reduce_s`` and ``merge_s`` (compute seconds of its reduction tasks and of the merge stage,
+    which run after the scans) and ``overhead_s`` = pass − busiest worker's EP tasks − reduction
+    − merge stage: what scheduling, transfers and the driver add.  ``base`` / ``peak``: resident bytes of this process and its
+    workers before / during the fit; ``K`` and ``objective`` of the result."""
+
+    docs: int
+    workers: int
+    partitions: int
+    wall: float
+    phases: list[float]
+    task_s: list[dict]
+    reduce_s: list[float]
+    merge_s: list[float]
+    overhead_s: list[float]
+    base: int
+    peak: int
+    K: int
+    objective: float
+
+    @property
+    def ep_pass(self) -> float:
+        """Median seconds of an EP pass."""
+        return float(np.median(self.phases[1:]))
+
+    @property
+    def per_task(self) -> float:
+        """Mean compute seconds of one partition's EP task."""
+        return float(np.mean([sum(t.values()) for t in self.task_s])) / self.partitions
+
+
+def scaling_fit(path, docs: int, workers: int, *, ep_passes: int, seed: int = 0,
+                processes: bool = True) -> ScalingRun:
+    """ADF + ``ep_passes`` EP passes (DP(1), :func:`nyt_family`, ε = 0.01) over the Parquet
+    corpus ``path`` (one partition per row group) on a fresh local cluster of ``workers``
+    single-threaded processes (``processes``, else threads of this process), after a tiny fit
+    that loads the kernels on the workers; with the cluster's task stream and :class:`PeakMemory`."""
+    from .data.synthetic import make_nyt_like
+    from .mixture import BNPMixture
+    from .priors import DP
+    make = lambda **kw: BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep", tol=0.0,
+                                   epsilon=EPSILON, hyperparameters="fixed", random_state=seed, **kw)
+    with _cluster(None, workers, processes) as engine:
+        make(n_iter=2, n_partitions=2 * workers, client=engine).fit(make_nyt_like(100 * workers, seed=1)[0])
+        est = make(n_iter=1 + ep_passes, client=engine)
+        with PeakMemory() as mem, engine.tasks_run() as tasks:
+            base = mem.sample()
+            t0 = time.perf_counter()
+            marks = [t0, *(time.perf_counter() for _ in est.iter_fit(str(path)))]
+            wall = time.perf_counter() - t0
+    task_s, reduce_s, merge_s, overhead, parts = [], [], [], [], 0
+    for p in range(1, len(marks) - 1):
+        inside = [t for t in tasks if marks[p] <= t["start"] < marks[p + 1]]
+        task_s.append(_compute_seconds(inside, "ep_task"))
+        reduce_s.append(sum(_compute_seconds(inside, "reduce").values()))
+        merge_s.append(sum(_compute_seconds(inside, "merged").values()))
+        parts = sum(t["key"].startswith("ep_task") for t in inside)
+        overhead.append(marks[p + 1] - marks[p] - max(task_s[-1].values(), default=0.0)
+                        - reduce_s[-1] - merge_s[-1])
+    return ScalingRun(docs, workers, parts, wall, list(np.diff(marks)), task_s, reduce_s, merge_s,
+                      overhead, base, mem.peak, est.n_clusters_, est.history_[-1]["objective"])
+
+
+def csr_bytes(path) -> int:
+    """Bytes of a bag-of-words Parquet file's rows as in-memory CSR (int32 ids, float64 counts,
+    int64 row pointers), from its footer."""
+    import pyarrow.parquet as pq
+    meta = pq.ParquetFile(path).metadata
+    col = [meta.schema.column(i).path for i in range(meta.num_columns)].index("counts.list.element")
+    nnz = sum(meta.row_group(g).column(col).num_values for g in range(meta.num_row_groups))
+    return 12 * nnz + 8 * (meta.num_rows + meta.num_row_groups)
+
+
+def simulated_pass(run: ScalingRun, docs: int, workers: int) -> float:
+    """Seconds of one EP pass over ``docs`` rows on ``workers`` from ``run``'s measured costs:
+    partitions of ``run``'s size, each costing its mean EP task, ⌈P / workers⌉ of them after
+    one another on the busiest worker; then the reduction's longest path (combine steps ×
+    measured seconds per combine), the merge stage as measured (its K × V work does not grow
+    with the rows), and the measured overhead scaled by the number of partitions."""
+    from .distributed.protocol import FAN_IN
+    P0 = run.partitions
+    P = -(-docs // -(-run.docs // P0))
+    combine = np.median(run.reduce_s) / max(P0 - 1, 1)
+    return float(-(-P // workers) * run.per_task + _serial_combines(P, FAN_IN) * combine
+                 + np.median(run.merge_s) + np.median(run.overhead_s) * P / P0)
+
+
+def scaling_table(n_docs: int = 1_000_000, *, ep_passes: int = 2, workers: tuple = (1, 2),
+                  n_partitions: int = 4, simulated: int = SIMULATED_DOCS, worker_memory=None,
+                  folder=None, seed: int = 0, processes: bool = True) -> list[Row]:
+    """Time and peak memory of ADF + ``ep_passes`` EP passes over ``n_docs`` / 100, / 10 and
+    ``n_docs`` NYT-shaped documents (Parquet, ``n_partitions`` row groups: partitioned alike
+    whatever the workers, so every worker count gives the same result) on local clusters of
+    each number of single-threaded worker processes in ``workers`` (:func:`scaling_fit`;
+    ``processes=False``: thread workers, whose memory is this process's).
+
+    Per fit a row: wall seconds, the read + ADF and median EP pass seconds, peak resident MB
+    (this process and the workers) and above the idle cluster, the rows' in-memory CSR
+    (:func:`csr_bytes`), K; the last worker count's rows
+    add the speed-up over the first (same result: equal K and objective), the EP pass's seconds
+    per document over those of the size before (linearity: 1 = linear) and the per-pass
+    overhead (:class:`ScalingRun`) as a fraction of the pass.  The last row extrapolates a pass
+    over ``simulated`` documents from the largest fit (:func:`simulated_pass`) and names the
+    workers it needs: enough that each holds its share of the fit's memory growth per document
+    within Dask's spill target of ``worker_memory`` (default: this machine's memory per core),
+    and enough to make the pass as fast as the largest measured one."""
+    import psutil
+    from .data.synthetic import write_nyt_like
+    from .distributed.traffic import spill_target
+    sizes = [n for n in (n_docs // 100, n_docs // 10, n_docs) if n >= 10 * n_partitions]
+    runs: dict[tuple, ScalingRun] = {}
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="bnpdist-scaling-") as tmp:
+        for n in sizes:
+            path = Path(folder or tmp) / f"nyt-{n}-{n_partitions}.parquet"
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_nyt_like(path, n, row_group_size=-(-n // n_partitions), seed=seed)
+            for w in workers:
+                runs[n, w] = run = scaling_fit(path, n, w, ep_passes=ep_passes, seed=seed, processes=processes)
+                extra = {"read + ADF s": f"{run.phases[0]:.2f}", "EP pass s": f"{run.ep_pass:.2f}",
+                         "peak MB": f"{run.peak / 2**20:,.0f}", "CSR MB": f"{csr_bytes(path) / 2**20:,.0f}",
+                         "above idle MB": f"{(run.peak - run.base) / 2**20:,.0f}", "K": run.K}
+                one = runs[n, workers[0]]
+                if w != workers[0]:
+                    extra[f"× {workers[0]} worker"] = f"{one.wall / run.wall:.2f} (EP pass {one.ep_pass / run.ep_pass:.2f})"
+                    extra["same result"] = "yes" if (one.K, one.objective) == (run.K, run.objective) else "NO"
+                if (prev := sizes.index(n)) > 0:
+                    m = sizes[prev - 1]
+                    extra[f"EP s/doc × {m:,}"] = f"{run.ep_pass / n / (runs[m, w].ep_pass / m):.2f}"
+                extra["overhead / pass"] = f"{np.median(run.overhead_s) / run.ep_pass:.1%}"
+                rows.append(Row(f"ADF + {ep_passes} EP, {n:,} docs, {run.partitions} partitions, {w} "
+                                f"worker{'s' * (w > 1)}", run.wall, extra))
+    big = runs[sizes[-1], workers[-1]]
+    limit = spill_target() * (
+        worker_memory or psutil.virtual_memory().total / (os.cpu_count() or 1))
+    grow = (big.peak - big.base) / big.docs * simulated      # bytes the fit adds, all workers
+    idle = big.base / (big.workers + 1)                      # one idle process
+    need = next(w for w in range(1, 100_000) if grow / w + idle <= limit)
+    P = -(-simulated // -(-big.docs // big.partitions))      # more workers than partitions idle
+    fast = next((w for w in range(1, P + 1) if simulated_pass(big, simulated, w) <= big.ep_pass),
+                f"none (one partition per worker: {simulated_pass(big, simulated, P):.1f} s)")
+    rows.append(Row(f"EP pass, {simulated:,} docs (simulated from the {big.docs:,}-doc fit)",
+                    simulated_pass(big, simulated, need),
+                    {"partitions": P, "workers for memory": f"{need} ({(grow / need + idle) / 2**30:.1f} GiB each, "
+                                           f"limit {limit / 2**30:.1f})",
+                     f"workers for a {big.ep_pass:.1f} s pass": fast,
+                     f"pass s on {big.workers}": f"{simulated_pass(big, simulated, big.workers):.1f}"}))
+    return rows
 
 
 def read_benchmark(path, engine) -> Row:
@@ -531,6 +714,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows += read_corpus_benchmark(n_docs, engine=engine)
     if "scale" in what:
         rows += scaling_benchmark(n_docs, engine=engine)
+    if "scaling" in what:
+        rows += scaling_table(n_docs)
     if "auto" in what:
         rows.append(auto_benchmark(n_docs))
     if "traffic" in what:

@@ -58,3 +58,19 @@ def test_memory_benchmark_row():
 def test_gibbs_benchmark_row():
     row = bench.gibbs_benchmark(300, sweeps=1)
     assert row.extra["K"] > 0 and float(row.extra["×X·W numba"]) > 0 and row.cpu > 0
+
+
+def test_serial_combines_follow_the_reduction_tree():
+    # runs of 8, level by level: 40 -> 5 (7 steps) -> 1 (4 steps)
+    assert [bench._serial_combines(p, 8) for p in (1, 2, 4, 8, 9, 40, 64, 65)] == [0, 1, 3, 7, 8, 11, 14, 15]
+
+
+def test_scaling_table_rows_on_thread_workers(tmp_path):
+    rows = bench.scaling_table(800, ep_passes=1, n_partitions=2, processes=False, folder=tmp_path)
+    names = [r.name for r in rows]
+    assert names[:4] == [f"ADF + 1 EP, {n} docs, 2 partitions, {w}" for n in (80, 800)
+                         for w in ("1 worker", "2 workers")]
+    assert all(r.extra["same result"] == "yes" for r in rows[1:4:2])      # partitioned alike
+    assert "EP s/doc × 80" in rows[3].extra and float(rows[3].extra["× 1 worker"].split()[0]) > 0
+    assert names[4].startswith("EP pass, 10,000,000 docs (simulated from the 800-doc fit)")
+    assert rows[4].extra["partitions"] == 25_000 and rows[4].seconds > 0

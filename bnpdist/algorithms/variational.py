@@ -329,7 +329,7 @@ class VariationalRun:
         family, prior = e.broadcast(self.family), e.broadcast(self.prior)
         state = self._held[1] if self._held[0] is self.state else e.broadcast(self.state)
         futures = e.map(task, self.data, family, prior, state, e.per_partition(self.data, ctx), prev,
-                        opts, seed=self.seed, pass_id=pass_id, key=task.__name__.strip("_"))
+                        opts, seed=self.seed, pass_id=pass_id, key=task.__name__.strip("_"), park=1)
         upd = e.fold(e.map(_update_of, e.per_partition(self.data, futures), key="update"))
         merged = e.apply(_merged, family, prior, state, upd, (self.merge_threshold, self.epsilon, drop))
         new, self.remaps, info, rows = e.gather([merged])[0]
@@ -338,7 +338,10 @@ class VariationalRun:
         outside = np.zeros(new.stats.K)
         np.add.at(outside, to[to >= 0], self.outside[to >= 0])
         self.outside = outside
-        self.results = e.map(_contributions_of, e.per_partition(self.data, futures), key="contributions")
+        old, self.results = self.results, e.map(_contributions_of, e.per_partition(self.data, futures),
+                                                key="contributions")
+        if old is not None:
+            e.release(old)
         self.rows_seen += rows
         return new, info
 

@@ -20,6 +20,7 @@ from distributed import Client, Future
 from ..data import read_labels
 from ..data.blocks import checked_block
 from ..data.source import DASK, Source, as_source, kind_of
+from .ondisk import Unread
 from .protocol import DistData
 
 #: target in-memory size of one partition when ``n_partitions`` is not given
@@ -40,15 +41,17 @@ def _submit_parts(client: Client, parts: list, prefix: str) -> tuple[tuple[Futur
     return futures, tokenize(keys)
 
 
-def from_source(client: Client, src: Source) -> DistData:
+def from_source(client: Client, src: Source, deferred: bool = False) -> DistData:
     """One task per piece of a :class:`~bnpdist.data.source.Source`: an in-memory piece submitted
     as its value, keyed by its content; a Parquet piece as a ``read`` task (under keys of this
-    scan only: files may change between scans)."""
+    scan only: files may change between scans), or with ``deferred`` as an
+    :class:`~bnpdist.distributed.ondisk.Unread` that each task reads again."""
     if src.held:
         futures, token = _submit_parts(client, [src.read(i) for i in range(src.n_pieces)], "part")
     else:
         token = uuid.uuid4().hex
-        futures = tuple(client.submit(src.read, i, key=f"read-{token}-{i}") for i in range(src.n_pieces))
+        futures = tuple(client.submit(Unread, src, i, key=f"unread-{token}-{i}") if deferred else
+                        client.submit(src.read, i, key=f"read-{token}-{i}") for i in range(src.n_pieces))
     return DistData(futures, src.kind, src.n_features, src.piece_rows, token, src.corpus)
 
 
@@ -66,10 +69,12 @@ def from_dask(client: Client, x) -> DistData:
     return DistData(futures, kind, int(x.shape[1]), tuple(int(c) for c in x.chunks[0]), token)
 
 
-def partition(client: Client, source, n_partitions: int | None = None, bounds=None) -> DistData:
+def partition(client: Client, source, n_partitions: int | None = None, bounds=None,
+              deferred: bool = False) -> DistData:
     """Partitions of any source (see :meth:`Engine.partitions`); in-memory data without
     ``n_partitions`` in blocks of about :data:`PARTITION_BYTES`, a function of the data alone,
-    so that results do not depend on the number of workers."""
+    so that results do not depend on the number of workers; ``deferred``: Parquet pieces read
+    by each task (:func:`from_source`)."""
     if isinstance(source, DistData):
         return source
     if kind_of(source) == DASK:
@@ -78,7 +83,7 @@ def partition(client: Client, source, n_partitions: int | None = None, bounds=No
                              "partitions are row chunks")
         return from_dask(client, source)
     return from_source(client, as_source(source, n_partitions=n_partitions, bounds=bounds,
-                                         piece_bytes=PARTITION_BYTES))
+                                         piece_bytes=PARTITION_BYTES), deferred)
 
 
 def labels_like(client: Client, data: DistData, y=None) -> DistData:

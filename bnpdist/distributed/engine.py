@@ -13,7 +13,9 @@ share the driver's environment, which ``bnpdist`` leaves to the caller).  For ex
 workers (``dask worker``) the Nanny sets the same variables by default
 (``distributed.nanny.pre-spawn-environ``); ``--no-nanny`` workers need them exported.
 Point ``NUMBA_CACHE_DIR`` at a writable local folder on every worker so that compiled
-kernels are cached between runs.  The scheduler and the workers need the same ``bnpdist``
+kernels are cached between runs.  With ``out_of_core`` (a folder every worker and the driver
+see) Parquet partitions are read again by every task and parked results live in files
+(:mod:`bnpdist.distributed.ondisk`), so a corpus larger than the workers' memory can be fitted.  The scheduler and the workers need the same ``bnpdist``
 importable: task functions travel by reference.
 """
 from __future__ import annotations
@@ -30,10 +32,11 @@ from distributed.utils import format_dashboard_link
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
+from .ondisk import OnDisk, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
 from .sizes import fields_size  # noqa: F401  (registers Dask's sizes of bnpdist values)
-from .traffic import traffic, watch
+from .traffic import tasks_run, traffic, watch
 from ..seeds import partition_seed
 
 #: environment of process workers started by the engine
@@ -51,11 +54,19 @@ class ClusterUnavailable(RuntimeError):
 
 
 def _call(fn, block, seed, *args):
-    return fn(block, seed, *args)
+    return fn(loaded(block), seed, *map(loaded, args))
+
+
+def _call_parked(fn, item, path, block, seed, *args):
+    return parked(fn(loaded(block), seed, *map(loaded, args)), item, path)
 
 
 def _select_list(select, *values):
-    return [select(v) for v in values]
+    return [select(loaded(v)) for v in values]
+
+
+def _read(block, seed):
+    """Nothing: the task's reading its partition checks it."""
 
 
 def configured_scheduler() -> str | None:
@@ -120,6 +131,11 @@ class DaskEngine(Engine):
     worker_timeout : seconds a given scheduler may have no worker before
         :class:`ClusterUnavailable` is raised (None: wait as long as it takes)
     local : start a ``LocalCluster`` even when Dask's config names a scheduler
+    out_of_core : a folder (seen by the driver and every worker at this path) for out-of-core
+        runs: Parquet partitions are read by every task that needs them, parked results are
+        files there (module docstring); None: partitions and results stay in worker memory
+    memory_limit : a local cluster's memory limit per worker (bytes or "2GiB"; Dask's default
+        when None)
 
     Use as a context manager or call :meth:`close`; only what the engine started is closed.
     """
@@ -128,7 +144,10 @@ class DaskEngine(Engine):
                  n_workers: int | None = None, threads_per_worker: int = 1,
                  processes: bool = False, security=None, dashboard: bool = True,
                  connect_timeout: float = 10.0, worker_timeout: float | None = 60.0,
-                 local: bool = False):
+                 local: bool = False, out_of_core: str | os.PathLike | None = None,
+                 memory_limit=None):
+        self.out_of_core = None if out_of_core is None else os.fspath(out_of_core)
+        self._parked: set[str] = set()     # files written by map(park=...), not yet released
         self._owned: list = []
         self._dashboard = dashboard
         self._local = False
@@ -145,6 +164,7 @@ class DaskEngine(Engine):
                 worker_dashboard_address="127.0.0.1:0",
                 scheduler_kwargs={"dashboard": dashboard, "extensions": _without_spans(SCHEDULER_EXTENSIONS)},
                 extensions=_without_spans(WORKER_EXTENSIONS),
+                **({} if memory_limit is None else {"memory_limit": memory_limit}),
                 **({"host": "127.0.0.1", "env": dict(WORKER_ENV)} if processes else {}))
             self._owned.append(cluster)
             self._local = True
@@ -162,9 +182,12 @@ class DaskEngine(Engine):
 
     # --- life cycle ----------------------------------------------------------------------
     def close(self) -> None:
-        """Close the client and local cluster this engine started (nothing else)."""
+        """Close the client and local cluster this engine started (nothing else); remove the
+        files parked and not released."""
         while self._owned:
             self._owned.pop(0).close()
+        remove(self._parked)
+        self._parked.clear()
 
     @property
     def n_workers(self) -> int:
@@ -183,10 +206,13 @@ class DaskEngine(Engine):
         """Partition ``source`` onto the workers (see :meth:`Engine.partitions`; in-memory
         data: ``n_partitions`` blocks, default about 32 MiB each).  Call :meth:`validate` to
         surface input errors before computing."""
-        return partition(self.client, source, n_partitions, bounds)
+        return partition(self.client, source, n_partitions, bounds, self.out_of_core is not None)
 
     def validate(self, data: DistData) -> DistData:
-        for f in data.futures:  # in order: the first failure in order is known once seen
+        futures = data.futures
+        if self.out_of_core is not None and data.corpus is not None:   # read each piece once
+            futures = self.map(_read, data, key="validate")
+        for f in futures:  # in order: the first failure in order is known once seen
             exc = f.exception()
             if exc is not None:
                 raise exc
@@ -211,7 +237,7 @@ class DaskEngine(Engine):
 
     # --- map / reduce --------------------------------------------------------------------
     def map(self, fn: Callable, data: DistData, *args, seed: int | None = None,
-            pass_id: int = 0, key: str | None = None) -> list[Future]:
+            pass_id: int = 0, key: str | None = None, park: int | None = None) -> list[Future]:
         """Submit ``fn(block, seed_seq, *args)`` for every partition; futures in partition order.
 
         ``seed_seq`` is :func:`partition_seed` ``(seed, pass_id, i)`` for partition ``i`` (use
@@ -220,7 +246,8 @@ class DaskEngine(Engine):
         other argument is global state, sent once through :meth:`broadcast`.  Task keys are
         ``{key}-{token}-{i}`` with the token derived from (fn, data, args, seed, pass_id), so a
         recomputed task reproduces its result exactly.  A task is placed with its partition
-        (loosely: another worker may take it when that one is gone).
+        (loosely: another worker may take it when that one is gone).  ``park`` (out of core):
+        the task writes that item of its result to ``{out_of_core}/{task key}.npz``.
         """
         if not isinstance(data, DistData):
             raise TypeError(f"map needs a DistData (see Engine.partitions), got {type(data).__name__}")
@@ -239,12 +266,21 @@ class DaskEngine(Engine):
         token = tokenize(fn, data.token, ids, seed, pass_id)
         held = self.client.who_has(list(data.futures))
         futures = []
+        parking = park is not None and self.out_of_core is not None
+        if parking:
+            os.makedirs(self.out_of_core, exist_ok=True)
         for i, part in enumerate(data.futures):
             ss = None if seed is None else partition_seed(seed, pass_id, i)
             args_i = [s[i] if isinstance(s, tuple) else s for s in state]
             where = list(held.get(part.key, ()))    # run where the partition is, if it is anywhere
             pin = {"workers": where, "allow_other_workers": True} if where else {}
-            futures.append(self.client.submit(_call, fn, part, ss, *args_i, key=f"{name}-{token}-{i}", **pin))
+            k = f"{name}-{token}-{i}"
+            if parking:
+                path = os.path.join(self.out_of_core, f"{k}.npz")
+                self._parked.add(path)
+                futures.append(self.client.submit(_call_parked, fn, park, path, part, ss, *args_i, key=k, **pin))
+            else:
+                futures.append(self.client.submit(_call, fn, part, ss, *args_i, key=k, **pin))
         return futures
 
     def reduce(self, futures: list[Future], combine: Callable = operator.add, *,
@@ -266,7 +302,7 @@ class DaskEngine(Engine):
         """Task results in order; with ``select``, one task collects ``select`` of each."""
         items = list(items)
         if select is None:
-            return self.client.gather(items)
+            return [loaded(v) for v in self.client.gather(items)]
         key = f"select-{tokenize(select, [getattr(f, 'key', f) for f in items])}"
         return self.client.submit(_select_list, select, *items, key=key).result()
 
@@ -274,6 +310,12 @@ class DaskEngine(Engine):
         """Per-partition futures (kept) or values (broadcast) as a DistData like ``data``."""
         futures = tuple(x if isinstance(x, Future) else self.broadcast(x) for x in items)
         return DistData(futures, "state", 0, data.n_rows, tokenize([f.key for f in futures]))
+
+    def release(self, items) -> None:
+        if self.out_of_core is not None and items:
+            gone = {h.path for h in self.client.gather(list(items)) if isinstance(h, OnDisk)}
+            remove(gone)
+            self._parked -= gone
 
     def each(self, fn: Callable, items) -> list:
         return self.client.gather(self.client.map(fn, list(items), pure=False))
@@ -286,6 +328,11 @@ class DaskEngine(Engine):
         """``tasks``, ``graph_bytes``, ``served_bytes`` since :meth:`watch_traffic`
         (see :mod:`bnpdist.distributed.traffic`)."""
         return traffic(self.client)
+
+    def tasks_run(self):
+        """Context manager: the list it yields holds, on exit, every task run inside the block
+        (:func:`bnpdist.distributed.traffic.tasks_run`)."""
+        return tasks_run(self.client)
 
     def on_every_worker(self, fn: Callable) -> None:
         """Run ``fn()`` once on every worker (e.g. to import modules before a timing)."""

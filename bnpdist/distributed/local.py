@@ -5,11 +5,16 @@ so a local run equals a cluster run on the same partitioning; one partition is t
 single-stream algorithm.  Handles are the values themselves.  A map over several partitions
 may run them in threads (``threads``): the kernels release the GIL, and every partition's
 result is the same whichever thread computes it, so results do not depend on ``threads``.
+With ``out_of_core`` a Parquet input is read again by every task that needs it and parked
+results go to files (:mod:`bnpdist.distributed.ondisk`): the same results, a partition's rows
+in memory only while a task runs on them.
 """
 from __future__ import annotations
 
 import functools
 import operator
+import os
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 
@@ -17,6 +22,7 @@ import numpy as np
 
 from ..data import read_labels
 from ..data.source import as_source
+from .ondisk import OnDisk, Unread, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from ..seeds import partition_seed
 
@@ -26,22 +32,29 @@ LOCAL = "local"
 
 class LocalEngine(Engine):
     """:class:`~bnpdist.distributed.protocol.Engine` in this process: partition after
-    partition, or up to ``threads`` partitions at a time."""
+    partition, or up to ``threads`` partitions at a time; ``out_of_core``: a folder for
+    out-of-core runs (module docstring)."""
 
-    def __init__(self, threads: int = 1):
+    def __init__(self, threads: int = 1, out_of_core: str | os.PathLike | None = None):
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
         self.threads = int(threads)
+        self.out_of_core = None if out_of_core is None else os.fspath(out_of_core)
+        self._parked: set[str] = set()     # files written by park, not yet released
 
     def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
         if isinstance(source, DistData):
             return source
         src = as_source(source, n_partitions=n_partitions, bounds=bounds)
-        return DistData(tuple(src.read(i) for i in range(src.n_pieces)), src.kind, src.n_features,
+        read = Unread if self.out_of_core and not src.held else lambda s, i: s.read(i)
+        return DistData(tuple(read(src, i) for i in range(src.n_pieces)), src.kind, src.n_features,
                         src.piece_rows, LOCAL, src.corpus)
 
     def validate(self, data: DistData) -> DistData:
-        return data     # read (and checked) when partitioned
+        for part in data.futures:   # read (and checked) when partitioned, or read here
+            if isinstance(part, Unread):
+                loaded(part)
+        return data
 
     def labels(self, data: DistData, y=None) -> DistData:
         if y is None:
@@ -58,12 +71,21 @@ class LocalEngine(Engine):
         return value
 
     def map(self, fn, data: DistData, *args, seed: int | None = None, pass_id: int = 0,
-            key: str | None = None) -> list:
+            key: str | None = None, park: int | None = None) -> list:
         if not isinstance(data, DistData):
             raise TypeError(f"map needs a DistData (see Engine.partitions), got {type(data).__name__}")
         def task(i):
             ss = None if seed is None else partition_seed(seed, pass_id, i)
-            return fn(data.futures[i], ss, *[a.futures[i] if isinstance(a, DistData) else a for a in args])
+            out = fn(loaded(data.futures[i]), ss,
+                     *[loaded(a.futures[i]) if isinstance(a, DistData) else a for a in args])
+            if park is None or self.out_of_core is None:
+                return out
+            path = os.path.join(self.out_of_core, f"park-{uuid.uuid4().hex}.npz")
+            self._parked.add(path)
+            return parked(out, park, path)
+
+        if park is not None and self.out_of_core is not None:
+            os.makedirs(self.out_of_core, exist_ok=True)
 
         P = data.n_partitions
         if self.threads == 1 or P == 1:
@@ -86,13 +108,20 @@ class LocalEngine(Engine):
         return fn(*args)
 
     def gather(self, items, select=None) -> list:
-        return [x if select is None else select(x) for x in items]
+        return [loaded(x) if select is None else select(loaded(x)) for x in items]
 
     def per_partition(self, data: DistData, items) -> DistData:
         return DistData(tuple(items), "state", 0, data.n_rows, LOCAL)
+
+    def release(self, items) -> None:
+        paths = {h.path for h in items if isinstance(h, OnDisk)}
+        remove(paths)
+        self._parked -= paths
 
     def each(self, fn, items) -> list:
         return [fn(x) for x in items]
 
     def close(self) -> None:
-        pass
+        """Remove the files parked and not released."""
+        remove(self._parked)
+        self._parked.clear()

@@ -113,13 +113,17 @@ class Engine(Protocol):
         """``value`` as global state on the engine (a handle is returned unchanged)."""
 
     def map(self, fn: Callable, data: DistData, *args, seed: int | None = None,
-            pass_id: int = 0, key: str | None = None) -> list:
+            pass_id: int = 0, key: str | None = None, park: int | None = None) -> list:
         """``fn(part, seed_seq, *args)`` for every partition; handles in partition order.
 
         ``seed_seq`` is :func:`~bnpdist.seeds.partition_seed` ``(seed, pass_id, i)``
         for partition ``i`` (None when ``seed`` is None).  An argument that is a DistData
         partitioned like ``data`` is passed partition by partition; any other is global state.
-        ``key`` names the tasks (their keys are deterministic)."""
+        ``key`` names the tasks (their keys are deterministic).  ``park``: ``fn`` returns a
+        tuple whose item ``park`` (an array, a tuple of arrays or None) an engine started with
+        ``out_of_core`` writes to a file as the task ends, the item replaced by the file's
+        handle, which later tasks and :meth:`gather` read back (:mod:`bnpdist.distributed.ondisk`;
+        :meth:`release` it when done); other engines keep the item as it is."""
 
     def reduce(self, items: Sequence, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
         """Fold the partitions' results ``items`` with ``combine`` as a tree, in partition order
@@ -142,6 +146,10 @@ class Engine(Protocol):
 
     def per_partition(self, data: DistData, items: Sequence) -> DistData:
         """Per-partition values or handles ``items`` as a DistData partitioned like ``data``."""
+
+    def release(self, items: Sequence) -> None:
+        """Forget per-partition values parked by :meth:`map` (``park``) that no task needs any
+        more: ``items`` hold their handles (an out-of-core engine removes the files)."""
 
     def each(self, fn: Callable, items: Sequence) -> list:
         """``fn(item)`` for every item as independent tasks (side-effect free but not

@@ -1,4 +1,5 @@
-"""What computations cost a Dask cluster: tasks run, graph bytes sent, bytes the workers served.
+"""What computations cost a Dask cluster: tasks run, graph bytes sent, bytes the workers served,
+and (:func:`tasks_run`) each task's compute seconds.
 
 :func:`watch` installs :class:`TrafficPlugin` on the scheduler; :func:`traffic` reads the running
 totals (difference two readings for one pass).  Graph bytes are the pickled task specifications
@@ -9,8 +10,12 @@ counts here; bytes served are what the workers sent to peers and to the client (
 from __future__ import annotations
 
 import pickle
+import time
+from contextlib import contextmanager
+from typing import Iterator
 
-from distributed import Client, SchedulerPlugin
+import dask
+from distributed import Client, SchedulerPlugin, get_task_stream
 
 NAME = "bnpdist-traffic"
 
@@ -73,3 +78,25 @@ def traffic(client: Client) -> dict[str, int]:
     workers now alive)."""
     tasks, graph = client.run_on_scheduler(_totals)
     return {"tasks": tasks, "graph_bytes": graph, "served_bytes": sum(client.run(_served).values())}
+
+
+@contextmanager
+def tasks_run(client: Client) -> Iterator[list[dict]]:
+    """The tasks ``client``'s cluster runs inside the block: on exit the list yielded holds one
+    dict per task, ``key``, ``worker``, ``start`` (on this process's ``time.perf_counter``
+    clock) and ``compute`` (seconds spent computing it), from Dask's task stream."""
+    records: list[dict] = []
+    with get_task_stream(client=client) as ts:
+        yield records
+    shift = time.time() - time.perf_counter()
+    for r in ts.data:
+        spans = [s for s in r["startstops"] if s["action"] == "compute"]
+        if spans:
+            records.append({"key": str(r["key"]), "worker": r["worker"],
+                            "start": min(s["start"] for s in spans) - shift,
+                            "compute": sum(s["stop"] - s["start"] for s in spans)})
+
+
+def spill_target() -> float:
+    """The fraction of its memory limit past which a Dask worker spills to disk."""
+    return float(dask.config.get("distributed.worker.memory.target"))
