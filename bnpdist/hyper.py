@@ -156,8 +156,15 @@ def log_joint(family, prior, stats, U: float, block) -> float:
     max(n_k − σ, 0) f_k(x_i) under fitted ``stats`` (the final E-step; p(ẑ) the prior's EPPF)."""
     with np.errstate(divide="ignore"):
         lw = np.log(np.maximum(stats.n - prior.sigma, 0.0))
-    labels = np.argmax(family.log_predictive(block, stats) + lw, axis=1)
-    hard = family.stats_hard(block, labels, stats.K)
+    return partition_log_joint(family, prior, block, np.argmax(family.log_predictive(block, stats) + lw, axis=1))
+
+
+def partition_log_joint(family, prior, block, labels) -> float:
+    """log p(x, z) = Σ_k log p(x_k) + log p(z) of a block and any partition ``labels`` (n,)
+    integers ≥ 0 (gaps allowed): the family's marginal of each block of rows, the prior's EPPF of
+    their sizes (the unnormalised partition posterior of :func:`bnpdist.exact.exact_posterior`)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    hard = family.stats_hard(block, labels, int(labels.max()) + 1 if len(labels) else 0)
     hard = hard.take(hard.n > 0)
     return float(family.log_marginal(hard).sum() + prior.log_eppf(hard.n))
 
