@@ -30,7 +30,7 @@ from .distributed import engine_for
 from .algorithms import subcluster
 from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
 from .algorithms.splits import SPLIT_ROUNDS, cuts_apply, split_clusters
-from .algorithms.discriminative import ddpm_driver
+from .algorithms.ddpm import ddpm_driver
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.ddpm import WARMUP, HyperplaneStep
 from .inference.features import Projection
@@ -215,9 +215,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     tol : EP stops when the relative L1 change of the statistics falls below ``tol``
     batch_size : rows per partition per ADF round (None: each partition in one round)
     n_partitions : partitions of in-memory input (None: about 32 MiB each).  The samplers
-        "ddpm-svm" / "ddpm-lr" draw z per partition against the others' statistics frozen at
-        the sweep start when there are several (approximate, AD-LDA style); one partition
-        (e.g. ``n_partitions=1``, or small in-memory input) is the exact sampler
+        "gibbs", "anneal", "ddpm-svm" and "ddpm-lr" sample per partition on marked clusters
+        (exact for any number; more partitions mix more slowly)
     random_state : int seed (EP row orders, sampler streams, ``sample``), default 0 so that a
         run repeats exactly (the library and ``bnpdist fit`` alike); None draws one (``seed_``)
     sample_hyperparameters : True resamples the prior's hyperparameters once per sweep in the

@@ -9,12 +9,10 @@ run's seed, the pass number and the partition index: not on the number of worker
 order in which tasks run, or on a task being recomputed after a worker is lost.
 
 The streams in use: partition ``i`` of pass ``p`` (ADF/EP row orders, subsampling, the
-sub-cluster and DDPM partition tasks) ``partition_seed(seed, p, i)``; the DDPM/iHMM z sweep
-``s`` of partition ``i`` ``partition_seed(seed, s, i, 0)`` and the initial urn pass
-``partition_seed(seed, 0, i, 1)``; a driver's own draws :func:`driver_rng` (the sub-cluster
-sampler, the per-partition Gibbs and annealing samplers, and every new driver), except the
-DDPM's η and α and the partitioned iHMM's driver, ``numpy.random.default_rng(seed)`` (kept so
-that their results stay identical).
+sub-cluster, per-partition Gibbs, annealing and DDPM sweep tasks) ``partition_seed(seed, p, i)``;
+the marked DDPM's augmentation draws ``partition_seed(seed, p, i, 0)``; the one-block DDPM's and
+the iHMM's z sweep ``s`` of partition ``i`` ``partition_seed(seed, s, i, 0)`` and their initial urn
+pass ``partition_seed(seed, 0, i, 1)``; every driver's own draws :func:`driver_rng`.
 """
 from __future__ import annotations
 

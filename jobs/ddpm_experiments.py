@@ -6,8 +6,8 @@ sensitivity to w (Fig. 3).  Prints markdown tables; writes the w plot.
     python jobs/ddpm_experiments.py baselines                       # AP and DP-means rows only
     python jobs/ddpm_experiments.py features --runs 3 --sweeps 40   # φ: PCA-20 vs all PCs vs raw
     python jobs/ddpm_experiments.py wsweep --sweeps 40 --png docs/ddpm_w_sensitivity.png
-    python jobs/ddpm_experiments.py chain --partitions 4     # z per partition (approximate)
-    python jobs/ddpm_experiments.py bias --sweeps 20000      # n = 4 referee, 2 partitions
+    python jobs/ddpm_experiments.py chain --partitions 4     # z per partition (marked, exact)
+    python jobs/ddpm_experiments.py bias --sweeps 20000      # n = 4 referee, 2 and 3 partitions
 
 Scores of the samplers are means ± sd over runs × the last 5 samples (Nguyen et al. 2017, §4).
 The digits table has the paper's non-Bayesian baselines too: AP (scikit-learn's
@@ -17,8 +17,8 @@ expected K), both on the raw pixel counts with Euclidean distance, as K-means an
 ``features`` compares the hyperplanes' features on digits: the default φ (at most 20 whitened
 principal components of the word frequencies + an intercept), all 64 directions whitened, and
 the raw pixel counts + an intercept (no centring or scaling).
-``--partitions P`` (P > 1) runs :func:`bnpdist.algorithms.discriminative.run_ddpm_partitioned`
-on P contiguous row blocks in this process (``--no-merge``: without the merge stage).
+``--partitions P`` (P > 1) runs :func:`bnpdist.algorithms.ddpm.run_ddpm_marked` on P contiguous
+row blocks in this process.
 """
 import argparse
 import importlib.util
@@ -29,7 +29,7 @@ import numpy as np
 
 from bnpdist.data.real import load_digits_bow
 from bnpdist.data.synthetic import make_chained_gaussians
-from bnpdist.algorithms.discriminative import run_ddpm_partitioned
+from bnpdist.algorithms.ddpm import run_ddpm_marked
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test
 from bnpdist.league.dpmeans import dp_means, farthest_first_lambda
@@ -42,25 +42,25 @@ from bnpdist.priors import DP, Gamma
 PRIOR = DP(1.0, Gamma(1.0, 1.0))
 
 
-def chain_snaps(X, family, prior, loss, w, sweeps, warmup, seed, partitions=1, merge=True, Phi=None,
+def chain_snaps(X, family, prior, loss, w, sweeps, warmup, seed, partitions=1, Phi=None,
                 labels_every=False):
-    """The snapshots of one run: the exact sampler (one partition) or z per partition."""
+    """The snapshots of one run: the one-block sampler (one partition) or z per partition on marks."""
     if partitions == 1:
         return run_ddpm(X, family, prior, engine=LocalEngine(), loss=loss, w=w, n_iter=sweeps, warmup=warmup,
                         random_state=seed, Phi=Phi)
     eng = LocalEngine()
-    return run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=partitions), family, prior, loss=loss,
-                                w=w, n_iter=sweeps, warmup=warmup, random_state=seed, Phi=Phi,
-                                merge=merge, labels_every=labels_every)
+    return run_ddpm_marked(eng, eng.partitions(X, n_partitions=partitions), family, prior, loss=loss,
+                           w=w, n_iter=sweeps, warmup=warmup, random_state=seed, Phi=Phi,
+                           labels_every=labels_every)
 
 
-def sampler_scores(X, y, family, loss, w, sweeps, runs, warmup=10, partitions=1, merge=True, Phi=None):
+def sampler_scores(X, y, family, loss, w, sweeps, runs, warmup=10, partitions=1, Phi=None):
     """(K, NMI, F1) over runs × the last 5 samples; loss None = the DPM (no discriminative term);
     ``Phi`` the hyperplanes' features (default: the sampler's PCA features)."""
     rows, tic = [], time.perf_counter()
     for r in range(runs):
         snaps = list(chain_snaps(X, family, PRIOR, loss or "svm", w, sweeps, warmup if loss else sweeps, r,
-                                 partitions, merge, Phi=Phi, labels_every=True))
+                                 partitions, Phi=Phi, labels_every=True))
         rows += [(s.info["n_clusters"], nmi(y, s.labels), pairwise_f1(y, s.labels)) for s in snaps[-5:]]
     return np.array(rows), (time.perf_counter() - tic) / runs
 
@@ -74,8 +74,7 @@ def chain(args):
     fam = Gaussian().resolve(DataSummary(len(X), 2, "dense", X.mean(0), np.cov(X.T)))
     print("| model | K | NMI | F1 | s/run |\n|---|---|---|---|---|")
     for name, loss in (("DPM", None), ("DDPM-S", "svm"), ("DDPM-L", "lr")):
-        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs, partitions=args.partitions,
-                                merge=args.merge)
+        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs, partitions=args.partitions)
         print(f"| {name} | {fmt(s[:, 0])} | {fmt(s[:, 1])} | {fmt(s[:, 2])} | {sec:.1f} |")
 
 
@@ -106,8 +105,7 @@ def digits(args):
     sc = np.array(sc)
     print(f"| sklearn BayesianGMM (diag, 30) | {fmt(sc[:, 0])} | {fmt(sc[:, 1])} | {fmt(sc[:, 2])} |")
     for name, loss in (("DPM", None), ("DDPM-S", "svm"), ("DDPM-L", "lr")):
-        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs, partitions=args.partitions,
-                                merge=args.merge)
+        s, sec = sampler_scores(X, y, fam, loss, 1.0, args.sweeps, args.runs, partitions=args.partitions)
         print(f"| {name} ({sec:.0f} s/run) | {fmt(s[:, 0])} | {fmt(s[:, 1])} | {fmt(s[:, 2])} |")
 
 
@@ -177,7 +175,8 @@ def wsweep(args):
 
 def bias(args):
     """TVD to the enumerated posterior of tests/test_ddpm.py (n = 4, every 2nd sweep after 200):
-    the exact chain against z per partition (2 partitions of 2 rows), ``--runs`` seeds.  w = 4
+    the one-block chain against z per partition on marks (2 partitions of 2 rows, 3 of 2, 1 and
+    1), ``--runs`` seeds.  w = 4
     for the logistic loss (as the test); w = 0.1 for the hinge, whose posterior at w = 4 puts
     0.999 on one partition (at 0.1: 0.83 / 0.16)."""
     spec = importlib.util.spec_from_file_location("test_ddpm", pathlib.Path(__file__).parents[1] / "tests" / "test_ddpm.py")
@@ -187,10 +186,10 @@ def bias(args):
     for loss in ("svm", "lr"):
         w = {"svm": 0.1, "lr": 4.0}[loss]
         probs = ref.exact_ddpm(1.0, w, loss)
-        for name, P, merge in (("exact", 1, True), ("2 partitions", 2, True), ("2 partitions, no merge", 2, False)):
+        for name, P in (("one block", 1), ("2 partitions", 2), ("3 partitions", 3)):
             res = []
             for seed in range(args.runs):
-                snaps = chain_snaps(ref.X, ref.FAM, DP(1.0), loss, w, args.sweeps, 0, seed, P, merge,
+                snaps = chain_snaps(ref.X, ref.FAM, DP(1.0), loss, w, args.sweeps, 0, seed, P,
                                     Phi=ref.PHI, labels_every=True)
                 res.append(gof_test(np.array([s.labels for s in snaps][200::2]), probs))
             d = np.array([r[1] for r in res])
@@ -204,7 +203,6 @@ if __name__ == "__main__":
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--sweeps", type=int, default=60)
     p.add_argument("--partitions", type=int, default=1)
-    p.add_argument("--no-merge", dest="merge", action="store_false")
     p.add_argument("--png", default="docs/ddpm_w_sensitivity.png")
     args = p.parse_args()
     {"chain": chain, "digits": digits, "baselines": baselines, "features": features, "wsweep": wsweep, "bias": bias}[args.experiment](args)

@@ -19,7 +19,7 @@ import numpy as np
 import psutil
 
 import bnpdist.algorithms.marked as marked
-import bnpdist.algorithms.discriminative as discriminative
+import bnpdist.algorithms.ddpm as ddpm
 import bnpdist.distributed.engine as dask_engine
 import bnpdist.algorithms.subcluster as subcluster
 from bnpdist.algorithms import gibbs
@@ -32,7 +32,7 @@ FAMILY = Gaussian(np.zeros(2), 1.0, 4.0, 0.5 * np.eye(2))
 SAMPLERS = {
     "subcluster": lambda engine, data, n_iter: subcluster.run_subcluster(
         engine, data, FAMILY, DP(1.0), n_iter=n_iter, random_state=0, labels_every=True),
-    "ddpm-svm": lambda engine, data, n_iter: discriminative.run_ddpm_partitioned(
+    "ddpm-svm": lambda engine, data, n_iter: ddpm.run_ddpm_marked(
         engine, data, FAMILY, DP(1.0), loss="svm", n_iter=n_iter, random_state=0, labels_every=True),
     "gibbs": lambda engine, data, n_iter: marked.run_marked(
         engine, data, FAMILY, DP(1.0), gibbs.sweep_task, n_iter=n_iter, random_state=0, labels_every=True),
@@ -54,7 +54,7 @@ def main(argv=None) -> None:
     ap.add_argument("--local", action="store_true", help="the in-process engine")
     a = ap.parse_args(argv)
     if a.before:
-        subcluster.REROOT_EVERY = discriminative.REROOT_EVERY = marked.REROOT_EVERY = a.iters + 1
+        subcluster.REROOT_EVERY = marked.REROOT_EVERY = a.iters + 1
     if a.before or a.spans:
         dask_engine._without_spans = dict
     proc = psutil.Process()

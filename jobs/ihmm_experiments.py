@@ -4,10 +4,12 @@ state path: iHMM vs DIH-S vs DIH-L vs DPM / DDPM (order ignored): NMI, F1 and CP
     python jobs/ihmm_experiments.py --runs 3 --sweeps 60
     python jobs/ihmm_experiments.py --runs 3 --sweeps 60 --partitions 4   # z per partition
     python jobs/ihmm_experiments.py --separate --runs 5 --sweeps 60       # model, sampler or data?
+    python jobs/ihmm_experiments.py --bias --runs 3 --sweeps 20000        # per-partition bias, n = 5
 
-``--partitions P`` (P > 1): the DPM/DDPM rows sample z per partition of P contiguous row blocks,
-the iHMM/DIH rows per partition of whole sequences
+``--partitions P`` (P > 1): the DPM/DDPM rows sample z per partition of P contiguous row blocks
+(:mod:`bnpdist.algorithms.ddpm`, exact), the iHMM/DIH rows per partition of whole sequences
 (:mod:`bnpdist.algorithms.discriminative`, approximate); P = 1 is the exact samplers.
+``--bias`` measures the iHMM per partition on the enumerated referee of tests/test_ihmm.py.
 
 Data: 5 sequences × 200 steps, 4 states on the corners of a square (side 2) in 2-D with unit
 emission noise (heavy overlap), sticky transitions (0.96 self).  Scores: mean ± sd over runs ×
@@ -22,15 +24,16 @@ there while the default start never reaches it is stuck (a sampler problem).  Al
 K and NMI of the first run every 10 sweeps.
 """
 import argparse
+import importlib.util
+import pathlib
 import time
 
 import numpy as np
 
-from bnpdist.algorithms.discriminative import (
-    run_ddpm_partitioned,
-    run_ihmm_partitioned,
-)
+from bnpdist.algorithms.ddpm import run_ddpm_marked
+from bnpdist.algorithms.discriminative import run_ihmm_partitioned
 from bnpdist.distributed import LocalEngine
+from bnpdist.exact import gof_test
 from bnpdist.inference.ihmm import run_ihmm
 from bnpdist.metrics import nmi, pairwise_f1
 from bnpdist.obs import Gaussian
@@ -84,9 +87,31 @@ def separate(args):
                       f"{'; '.join(trace)} |", flush=True)
 
 
+def bias(args):
+    """TVD to the enumerated path posterior of tests/test_ihmm.py (5 steps in sequences of 3 and
+    2, every 2nd sweep after 200): the exact chain against 2 partitions of one sequence each,
+    ``--runs`` seeds."""
+    spec = importlib.util.spec_from_file_location("test_ihmm", pathlib.Path(__file__).parents[1] / "tests" / "test_ihmm.py")
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    probs = ref.exact_paths(1.0, 1.5)
+    print("| sampler | samples | TVD (mean over seeds) | TVD per seed | χ² p per seed |\n|---|---|---|---|---|")
+    for name, P in (("exact", 1), ("2 partitions", 2)):
+        res = []
+        for seed in range(args.runs):
+            snaps = run_ihmm_partitioned(LocalEngine(), ref.X, ref.LENGTHS, ref.FAM, HDP(1.0, 1.5), n_iter=args.sweeps,
+                                         random_state=seed, n_partitions=P, labels_every=True)
+            res.append(gof_test(np.array([s["labels"] for s in snaps][200::2]), probs))
+        d = np.array([r[1] for r in res])
+        print(f"| {name} | {(args.sweeps - 200) // 2} | {d.mean():.4f} | {', '.join(f'{x:.4f}' for x in d)} | "
+              f"{', '.join(f'{r[0]:.1e}' for r in res)} |", flush=True)
+
+
 def main(args):
     if args.separate:
         return separate(args)
+    if args.bias:
+        return bias(args)
     X, y, lengths = make_data()
     fam = family(X)
     hdp = HDP_PRIOR
@@ -99,9 +124,9 @@ def main(args):
             eng = LocalEngine()
             if kind == "dpm":
                 it = ((s.labels, s.info["n_clusters"], s.seconds) for s in
-                      run_ddpm_partitioned(eng, eng.partitions(X, n_partitions=args.partitions), fam,
-                                           DP(1.0, Gamma(1.0, 1.0)), loss=loss or "svm", n_iter=args.sweeps,
-                                           warmup=10 if loss else args.sweeps, random_state=r, labels_every=True))
+                      run_ddpm_marked(eng, eng.partitions(X, n_partitions=args.partitions), fam,
+                                      DP(1.0, Gamma(1.0, 1.0)), loss=loss or "svm", n_iter=args.sweeps,
+                                      warmup=10 if loss else args.sweeps, random_state=r, labels_every=True))
             else:
                 it = ((s["labels"], s["n_states"], s["seconds"]) for s in
                       run_ihmm_partitioned(eng, X, lengths, fam, hdp, loss=loss, n_iter=args.sweeps, random_state=r,
@@ -127,4 +152,5 @@ if __name__ == "__main__":
     p.add_argument("--sweeps", type=int, default=60)
     p.add_argument("--partitions", type=int, default=1)
     p.add_argument("--separate", action="store_true", help="data x start x model table (exact samplers)")
+    p.add_argument("--bias", action="store_true", help="per-partition iHMM against the enumerated posterior")
     main(p.parse_args())

@@ -27,6 +27,12 @@ P_MIN = 1e-3
 
 
 def exact_ddpm(alpha, w, loss, phi=PHI[:, 0]):
+    logp = log_joint_ddpm(alpha, w, loss, phi)
+    return np.exp(logp - logsumexp(logp))
+
+
+def log_joint_ddpm(alpha, w, loss, phi=PHI[:, 0]):
+    """log p(z, x) of every set partition z (in ``set_partitions`` order) at concentration α."""
     parts = set_partitions(len(X))
     grid = np.linspace(-12, 12, 8001) * np.sqrt(w)
     log_prior = norm.logpdf(grid, 0, np.sqrt(w)) + np.log(grid[1] - grid[0])
@@ -38,7 +44,7 @@ def exact_ddpm(alpha, w, loss, phi=PHI[:, 0]):
             y = np.where(z == k, 1.0, -1.0)
             lp += logsumexp(log_prior + log_lik(loss, phi[:, None] * grid[None, :], y[:, None]).sum(0))
         logp[r] = lp
-    return np.exp(logp - logsumexp(logp))
+    return logp
 
 
 def chain(loss, w, sweeps, warmup=0, seed=0):

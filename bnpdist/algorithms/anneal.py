@@ -30,7 +30,7 @@ def growth_flags(n: int, grow: int) -> np.ndarray:
 def sweep_task(pieces, seed, own, glob):
     """One sweep of decoupled steps over the rows this partition holds; ``glob`` = (family,
     prior, U, P, step, anneal sweeps T_a).  Returns (Holder, (counts, statistics))."""
-    (keys, stats), (family, prior, U, P, step, Ta) = own, glob
+    (keys, stats, _), (family, prior, U, P, step, Ta) = own, glob
     held = assemble(pieces)
     labels, old = remap_labels(held.labels)
     state = CollapsedState(held.rows, family, labels, np.random.default_rng(seed),

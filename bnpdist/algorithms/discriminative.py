@@ -1,82 +1,69 @@
-"""The discriminative DPM and the iHMM / DIH with z sampled per partition (approximate,
-AD-LDA style, Newman et al. 2009; the models of Nguyen et al. 2017).
+"""The iHMM / DIH with z sampled per partition of whole sequences (approximate, AD-LDA style,
+Newman et al. 2009; the models of Nguyen et al. 2017).  (The discriminative DPM runs per
+partition exactly, on marked clusters: :mod:`bnpdist.algorithms.ddpm`.)
 
-One sweep, with the global state on the driver (per-slot statistics and counts, η, α):
+One sweep, with the global state on the driver (per-state statistics and counts, transition
+counts n_jk, N0, η, β, α, γ):
 
-1. driver: [after the warm-up] η | z — every partition draws its rows' augmentation and returns
-   Σ a φφᵀ, Σ b φ (:class:`~bnpdist.inference.ddpm.HyperplaneStep`), reduced in partition order;
-2. driver broadcasts (statistics, counts, η, α); every partition runs the collapsed DDPM sweep
-   (:func:`bnpdist.kernels.ddpm.ddpm_steps`) over its own rows against the global state, the
-   other partitions' rows frozen at the sweep start (stale statistics, as AD-LDA, Newman et al.
-   2009); new clusters take slots ≥ K0 (the slots at the sweep start); the new-hyperplane
+1. driver: [after the warm-up, DIH] η | z — every partition draws its rows' augmentation and
+   returns Σ a φφᵀ, Σ b φ (:class:`~bnpdist.inference.ddpm.HyperplaneStep`), reduced in
+   partition order;
+2. driver broadcasts the global state; every partition runs the collapsed iHMM / DIH sweep
+   (:mod:`bnpdist.kernels.ihmm`) over its own sequences against it, the other partitions'
+   rows and transition counts frozen at the sweep start (stale statistics, as AD-LDA, Newman
+   et al. 2009); new states take slots ≥ K0 (the slots at the sweep start); the new-hyperplane
    cost Σ_j log L(−1 | φ_jᵀη*) over all n rows is estimated by n/n_p times the partition's own
    sum (also G_k for a singleton's own η); labels stay on the workers as task results
    (rerooted every :data:`~bnpdist.distributed.protocol.REROOT_EVERY` sweeps);
-3. driver: the statistics changes are summed in partition order (partition 0 returns its full
-   statistics, so one partition is the one-stream sampler bit for bit); the merge stage matches
-   the clusters each partition opened to those opened by earlier partitions in the same sweep
-   (Hungarian, :func:`bnpdist.inference.merge.match_new`, on the collapsed marginal-likelihood
-   gain with the CRP term, :class:`~bnpdist.inference.merge.Gain`; merged when the gain > 0),
-   the others take the lowest empty slots; α by Escobar & West.  Each partition's slot map is
-   applied at the start of its next task.
+3. driver: the changes of the statistics and transition counts are summed in partition order
+   (partition 0 returns its full statistics, so one partition is the one-stream sampler bit for
+   bit); the merge stage matches the states each partition opened to those opened by earlier
+   partitions in the same sweep (Hungarian, :func:`bnpdist.inference.merge.match_new`, on the
+   collapsed marginal-likelihood gain with the DP(γ) urn term, :class:`~bnpdist.inference.merge.Gain`;
+   merged when the gain > 0), the others take the lowest empty slots; then m ~ CRT, β, α, γ.
+   Each partition's slot map is applied at the start of its next task.
 
 The initial labels are the sequential urn pass of the one-stream sampler, run partition after
 partition (P short serial tasks, once), each against the slots the partitions before it opened,
-so the start has no duplicate clusters.  The iHMM / DIH (:func:`run_ihmm_partitioned`) is the
-same with partitions of whole sequences: a partition also sees the other partitions' transition
-counts n_jk frozen and returns its change of them; the driver then draws m ~ CRT, β, α, γ.
+so the start has no duplicate states.
 
-Exact for one partition (the random streams are those of :func:`~bnpdist.inference.ddpm.run_ddpm`
-and :func:`~bnpdist.inference.ihmm.run_ihmm`); approximate for several: within a sweep a
-partition does not see the other partitions' moves, G_k and the η* cost are estimates, and
-merging is not a Markov move.  Results depend on the seed and the partitioning only, not on
-the number of workers.
+Exact for one partition (the random streams are those of :func:`~bnpdist.inference.ihmm.run_ihmm`);
+approximate for several: within a sweep a partition does not see the other partitions' moves,
+G_k and the η* cost are estimates, and merging is not a Markov move.  (Marks do not carry over:
+a state's time steps lie in every sequence, so no partition can own a state.)  Results depend on
+the seed and the partitioning only, not on the number of workers.
 """
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator
 from itertools import pairwise
 
 import numpy as np
 
-from ..data.blocks import as_block, concat_rows, n_rows
+from ..data.blocks import as_block, n_rows
 from ..inference.ddpm import (
     WARMUP,
-    DiscriminativeState,
     HyperplaneStep,
     adopt_global,
     live_index,
     z_rng,
 )
-from ..inference.discriminative import loss_code
 from ..inference.features import MAX_DIM, fit_projection
 from ..inference.gibbs import (
     CollapsedState,
     drive,
     initial_u,
-    log_partition_joint,
     subsample_steps,
 )
 from ..inference.ihmm import HMMState, hdp_step, neighbours, prepare, restaurants, transitions
 from ..inference.labels import remap_labels
 from ..inference.merge import Gain, match_new, regroup
-from ..inference.snapshot import Snapshot, wants_labels
+from ..inference.snapshot import wants_labels
 from ..priors import DP, HDP
 from ..distributed.protocol import REROOT_EVERY, DistData, rerooted
-from ..seeds import resolve_seed
-
-#: rows gathered on the driver (from the head of every partition) to fit the PCA features
-FIT_ROWS = 20_000
-
 
 # --- partition tasks -------------------------------------------------------------------------
-def _head(block, seed, m):
-    """The first ``m`` rows of a partition."""
-    return block.take(np.arange(min(m, n_rows(block)))) if hasattr(block, "indptr") else block[:m]
-
-
 class _PartitionUrn(CollapsedState):
     """A partition's rows against the global slots (:func:`adopt_global`) for the initial urn
     pass; ``n_assigned`` counts its own assigned rows (the subsample its schedule grows)."""
@@ -166,18 +153,6 @@ def _partition_update(st, stats, counts, rows, part, extra=()):
     return old, old_n, (new,), rows[:K0].copy() if part == 0 else None, extra
 
 
-def _sweep_task(block, _seed, part, phi, labels, glob):
-    """One DDPM sweep over partition ``part``'s rows against the global state ``glob`` (its
-    stream :func:`z_rng` of the run's seed and the sweep)."""
-    family, loss, stats, counts, H, log_alpha, disc, w, P, n, seed, sweep = glob
-    K0 = len(counts)
-    st = DiscriminativeState(block, family, labels, z_rng(seed, sweep, part),
-                             phi, loss, glob=(stats, counts, n))
-    g_scale = _start(st, H, counts, disc, P, n)
-    st.sweep(np.arange(len(labels)), log_alpha, disc, w, g_scale, K0 if P > 1 else 0)
-    return st.labels, _partition_update(st, stats, counts, st.H, part)
-
-
 def _start(st, H, counts, disc, P, n):
     """Puts the broadcast η into a partition's state; returns g_scale = n / n_p (1 for P = 1)."""
     g_scale = n / len(st.labels) if P > 1 else 1.0
@@ -254,65 +229,6 @@ def _trim(stats, counts, R, N=None, N0=None):
             None if N is None else N[:K, :K], None if N0 is None else N0[:K])
 
 
-def _project_fit(engine, data: DistData, max_dim: int):
-    """PCA features fitted on the driver to at most :data:`FIT_ROWS` rows (the heads of the partitions)."""
-    m = max(1, FIT_ROWS // data.n_partitions)
-    return fit_projection(concat_rows(engine.map_gather(_head, data, m, key="ddpm-head")), max_dim)
-
-
-def run_ddpm_partitioned(engine, data: DistData, family, prior, *, loss: str, w: float = 1.0,
-                         n_iter: int, warmup: int = WARMUP, random_state=None, max_dim: int = MAX_DIM,
-                         Phi: np.ndarray | None = None, merge: bool = True,
-                         labels_every=False, init_labels=None) -> Iterator[Snapshot]:
-    """DDPM-S / DDPM-L with z per partition (module docstring); one :class:`Snapshot` per sweep.
-
-    Parameters as :func:`~bnpdist.inference.ddpm.run_ddpm`; ``data`` the partitioned rows
-    (one partition: exactly ``run_ddpm``'s chain); ``init_labels``: the chain's start (n
-    integers ≥ 0; default the sequential urn pass); ``merge``: match the clusters partitions
-    open in one sweep (else they stay apart and later sweeps absorb duplicates);
-    ``labels_every``: gather the labels into every snapshot (True), only the last (False) or
-    the steps a predicate ``labels_every(step)`` picks (and the last); ``label_parts`` of every
-    snapshot leaves them on the workers.
-    Snapshot ``info``: n_clusters, alpha, discriminative, matched (new
-    clusters merged by the merge stage), features (the :class:`~bnpdist.inference.features.Projection`
-    φ, or the given ``Phi``).
-    """
-    if not isinstance(prior, DP):
-        raise TypeError(f"the discriminative DPM needs a DP prior, got {type(prior).__name__}")
-    if not float(w) > 0:
-        raise ValueError(f"w must be positive, got {w}")
-    loss_code(loss)
-    seed = resolve_seed(random_state)
-    rng = np.random.default_rng(seed)
-    P, n = data.n_partitions, int(sum(data.n_rows))
-    source = (_project_fit(engine, data, max_dim) if Phi is None
-              else np.ascontiguousarray(Phi, dtype=np.float64))
-    dim = source.n_features if Phi is None else source.shape[1]
-    eta_step = HyperplaneStep(engine, data, source, loss, w, seed)
-    res, stats, counts = (_initial(engine, data, _init_task, seed, family, prior)[:3] if init_labels is None
-                          else _given(engine, data, family, init_labels)[:3])
-    H, maps = np.zeros((len(counts), dim)), [None] * P
-    index = engine.per_partition(data, range(P))
-    for sweep in range(int(n_iter)):
-        tic = time.perf_counter()
-        disc = sweep >= warmup
-        labels = _labels(engine, data, res, maps)
-        if sweep and sweep % REROOT_EVERY == 0:
-            labels = rerooted(engine, data, labels.futures)
-        if disc:
-            live = np.flatnonzero(counts > 0)
-            H = H.copy()
-            H[live] = eta_step.draw(rng, labels, live_index(live, len(counts)), H[live], sweep)
-        glob = (family, loss, stats, counts, H, math.log(prior.alpha), disc, float(w), P, n, seed, sweep)
-        res = engine.map(_sweep_task, data, index, eta_step.phi, labels, glob, key="ddpm-z")
-        stats, counts, H, maps, matched = _reduce(engine, data, res, family, prior, stats, counts, H, merge)
-        prior = prior.resample(rng, n, int(np.count_nonzero(counts)))
-        yield _snapshot(engine, data, res, maps, family, prior, stats, counts, sweep, n,
-                        wants_labels(labels_every, sweep, sweep == int(n_iter) - 1),
-                        seconds=time.perf_counter() - tic, alpha=prior.alpha,
-                        discriminative=disc, matched=matched, features=source)
-
-
 def _labels(engine, data, res, maps) -> DistData:
     """The partitions' current labels (task results on the workers, global slots) as a DistData."""
     return engine.per_partition(data, engine.map(_current, engine.per_partition(data, res),
@@ -331,38 +247,6 @@ def _reduce(engine, data, res, family, prior, stats, counts, R, merge, extra=Fal
     if data.n_partitions > 1 and not extra:
         stats, counts, R, _, _ = _trim(stats, counts, R)
     return (stats, counts, R, maps, matched) + ((upd,) if extra else ())
-
-
-def _snapshot(engine, data, res, maps, family, prior, stats, counts, step, n, with_labels, seconds,
-              **info):
-    live = np.flatnonzero(counts > 0)
-    labels = None
-
-    def parts(res=res, maps=maps):
-        return _labels(engine, data, res, maps)
-    if with_labels:
-        labels, live = _gathered(engine, parts())
-    st = stats.take(live)
-    objective = log_partition_joint(prior, counts[live], 0.0) + float(np.sum(family.log_marginal(st)))
-    K = len(live)
-    return Snapshot(step=step, stats=st, prior=prior, U=0.0, labels=labels, objective=objective,
-                    rows_seen=(step + 1) * n, n=n, ek=np.ones(K), EK=float(K), seconds=seconds,
-                    family=family, label_parts=parts, info={"n_clusters": K, **info})
-
-
-def ddpm_driver(loss: str):
-    """``BNPMixture`` driver for ``ALGORITHMS["ddpm-svm"|"ddpm-lr"]``: :func:`run_ddpm_partitioned`
-    on the estimator's partitions (one partition, e.g. ``n_partitions=1`` or a small in-memory
-    input: the exact sampler) with ``config.w``, ``config.warmup`` and ``config.labels_at``."""
-    loss_code(loss)
-
-    def driver(engine, data, family, prior, config, state=None):
-        yield from run_ddpm_partitioned(engine, data, family, prior, loss=loss, w=config.w,
-                                        warmup=config.warmup, n_iter=config.n_iter,
-                                        random_state=config.seed, init_labels=config.init_labels,
-                                        labels_every=config.labels_at)
-    driver.__name__ = f"run_ddpm_{loss}"
-    return driver
 
 
 # --- iHMM / DIH: partitions of whole sequences -------------------------------------------------
@@ -434,11 +318,10 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
     m ~ CRT, β, α, γ as :func:`~bnpdist.inference.ihmm.run_ihmm`, whose chain one partition
     reproduces bit for bit).  ``init_labels``: the chain's start (n integers ≥ 0 over the
     concatenated sequences; default the sequential urn pass).  The merge gain uses the DP(γ) urn
-    over states.  Yields the dicts
-    of ``run_ihmm`` (``labels`` and ``transition`` only where ``labels_every`` asks, as for
-    :func:`run_ddpm_partitioned`, and at the end) plus ``matched`` and ``label_parts`` (the
-    sweep's labels left on the partitions, a function of no arguments).
-    """
+    over states.  Yields the dicts of ``run_ihmm`` (``labels`` and ``transition`` only where
+    ``labels_every`` asks: True, False (the last only) or a predicate of the step, and at the
+    end) plus ``matched`` and ``label_parts`` (the sweep's labels left on the partitions, a
+    function of no arguments)."""
     block, n, seed, rng, code = prepare(block, lengths, random_state, loss)
     if Phi is None:
         Phi = fit_projection(block, max_dim)(block) if loss else np.zeros((n, 1))

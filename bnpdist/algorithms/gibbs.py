@@ -20,9 +20,9 @@ from .marked import Holder, assemble, run_marked
 
 def sweep_task(pieces, seed, own, glob):
     """One Gibbs sweep over the rows this partition receives; ``own`` = (cluster ids, their
-    statistics), ``glob`` = (family, prior, U, P, step).  Returns (Holder, (counts,
+    statistics, per-cluster rows: none here), ``glob`` = (family, prior, U, P, step).  Returns (Holder, (counts,
     statistics)) of its clusters 0..K_p−1."""
-    (keys, stats), (family, prior, U, P, _) = own, glob
+    (keys, stats, _), (family, prior, U, P, _) = own, glob
     held = assemble(pieces)
     labels, old = remap_labels(held.labels)
     state = CollapsedState(held.rows, family, labels, np.random.default_rng(seed),

@@ -216,24 +216,31 @@ def _route_pairs(P: int, routes) -> np.ndarray:
 
 
 def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, random_state=None,
-               init_labels=None, sample_hyper: bool = False, remark: float = 1.0,
-               labels_every=False, name: str = "marked", extra: tuple = ()) -> Iterator[Snapshot]:
+               init_labels=None, sample_hyper: bool = False, resample_prior: bool = False,
+               remark: float = 1.0, labels_every=False, name: str = "marked", extra: tuple = (),
+               cluster_dim: int = 0, cluster_step: Callable | None = None) -> Iterator[Snapshot]:
     """Run a marked per-partition sampler; one :class:`Snapshot` per sweep.
 
     Parameters
     ----------
-    sweep : the partition task ``sweep(pieces, seed_seq, (keys, stats), (family, prior, U, P,
+    sweep : the partition task ``sweep(pieces, seed_seq, (keys, stats, R), (family, prior, U, P,
         step, *extra))``: assembles its pieces (:func:`assemble`; their labels are global cluster
-        ids, −1 unassigned), starts from ``stats`` of the clusters ``keys`` (increasing) it now
-        holds, samples its rows and returns ``(Holder, (counts, stats))`` of its clusters
-        0..K_p−1 (label −1: a row left unassigned, which stays on its partition)
+        ids, −1 unassigned), starts from ``stats`` and the per-cluster rows ``R`` of the clusters
+        ``keys`` (increasing) it now holds, samples its rows and returns ``(Holder, (counts,
+        stats))`` of its clusters 0..K_p−1 (label −1: a row left unassigned, which stays on its
+        partition), or ``(Holder, (counts, stats, R))`` when ``cluster_dim`` > 0
     n_iter : sweeps; random_state : int seed (None: fresh entropy)
     init_labels : (n,) initial labels (any integers ≥ 0), clusters marked uniformly; default:
         every row unassigned on its own partition (the sweep task assigns it first)
     sample_hyper : resample the prior's hyperparameters (``prior.resample``) and the
         observation prior's (:func:`~bnpdist.inference.hyper_obs.sample_obs_hyper`) each sweep
+    resample_prior : resample the prior's hyperparameters only (a no-op without hyperpriors)
     remark : probability that a cluster is re-marked after a sweep (any value in (0, 1] is exact)
     labels_every : labels in every snapshot (True), the last only (False), or a predicate of the step
+    cluster_dim, cluster_step : a ``cluster_dim``-vector per cluster (R, zeros for a new one) that
+        travels with its cluster; before each sweep ``R = cluster_step(engine, held, firsts,
+        counts, R, rng, step)`` redraws it given the labels (``held``: per partition a task result
+        (row ids, labels), global cluster id = ``firsts[p]`` + label)
 
     Partition streams are ``partition_seed(seed, sweep, partition)``, the driver's is
     ``driver_rng(seed)``: a run depends on the seed and the data's partitioning only.
@@ -246,7 +253,7 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
     seed = resolve_seed(random_state)
     rng = driver_rng(seed)
     P, n, off = data.n_partitions, data.n_total, data.offsets
-    U = 1.0
+    U, held, firsts, counts = 1.0, None, np.zeros(P, np.int64), np.zeros(0, np.int64)
     if init_labels is None:
         routes = [(int(a), np.full(b - a, p), np.full(b - a, -1)) for p, (a, b) in
                   enumerate(zip(off[:-1], off[1:]))]
@@ -262,26 +269,33 @@ def run_marked(engine, data, family, prior, sweep: Callable, *, n_iter: int, ran
         U = prior.sample_u(rng, 0.0, n, K)
         dest = rng.integers(0, P, K)
         routes = [(int(a), dest[z], z) for a, z in zip(off[:-1], parts)]
+        held = engine.per_partition(data, [(np.arange(a, a + len(z)), z) for a, z in zip(off[:-1], parts)])
+        counts = np.bincount(z0, minlength=K)
+    R = np.zeros((len(counts), int(cluster_dim)))
     sources, split_task, route = data, _data_split, engine.per_partition(data, routes)
     pairs = _route_pairs(P, routes)
     for it in range(int(n_iter)):
         tic = time.perf_counter()
+        if cluster_step is not None and held is not None and len(counts):
+            R = cluster_step(engine, held, firsts, counts, R, rng, it)
         splits = engine.map(split_task, sources, route, P, key=f"{name}-split")
         pieces = exchange(engine, data, splits, name, pairs)
         owned = [np.flatnonzero(dest == q) for q in range(P)]
-        owned = engine.per_partition(data, [(k, stats.take(k)) for k in owned])
+        owned = engine.per_partition(data, [(k, stats.take(k), R[k]) for k in owned])
         results = engine.map(_sweep_call, *pieces, owned, sweep, (family, prior, U, P, it, *extra),
                              seed=seed, pass_id=it, key=f"{name}-sweep")
         summ = engine.gather(results, select=_summary)
-        counts = np.concatenate([c for c, _ in summ])
-        sizes = np.array([len(c) for c, _ in summ])
+        counts = np.concatenate([s[0] for s in summ])
+        sizes = np.array([len(s[0]) for s in summ])
         firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        stats = _stats(family, [s for _, s in summ])
+        stats = _stats(family, [s[1] for s in summ])
+        R = np.concatenate([s[2] for s in summ]) if cluster_dim else np.zeros((len(counts), 0))
         K, assigned = len(counts), int(counts.sum())
         if assigned:
             U = prior.sample_u(rng, U, assigned, K)
-        if sample_hyper and assigned:
+        if (sample_hyper or resample_prior) and assigned:
             prior = prior.resample(rng, assigned, K, U, counts)
+        if sample_hyper and assigned:
             family = sample_obs_hyper(rng, family, stats)
         now = np.repeat(np.arange(P), sizes)
         dest = np.where(rng.random(K) < remark, rng.integers(0, P, K), now) if P > 1 else now

@@ -8,12 +8,13 @@ concentration by Escobar & West (1995) when the DP has an ``alpha_prior``.  The 
 w → 0 takes every η_k to 0 and L(±1 | 0) is one constant c (e^{-2} SVM, 1/2 logistic), so
 the model becomes the DPM with concentration α·c^n.
 
-Distribution: this module is the exact sampler, z resampled in one stream over
-all rows.  :mod:`bnpdist.algorithms.discriminative` samples z per partition (approximate) and
-reproduces this chain bit for bit with one partition.  The η step is map-reduced: each
+Distribution: this module is the one-block sampler, z resampled in one stream over all rows
+(the exact reference); :mod:`bnpdist.algorithms.ddpm` samples z per partition on marked
+clusters, exactly, and :mod:`bnpdist.algorithms.discriminative` the iHMM / DIH per partition
+of sequences with this module's state.  The η step is map-reduced: each
 partition draws its rows' augmentation variables from ``partition_seed(seed, sweep, partition)``
 and returns its additive terms Σ_i a_ik φ_iφ_iᵀ and Σ_i b_ik φ_i; the driver adds them in
-partition order and draws η.  Streams: η and α from ``default_rng(seed)``, the z sweep s from
+partition order and draws η.  Streams: η and α from ``driver_rng(seed)``, the z sweep s from
 :func:`z_rng` ``(seed, s, 0)``, the initial urn pass from ``z_rng(seed, 0, 0, init=True)``.
 Features φ (:mod:`.features`: PCA to at most ``max_dim`` whitened coordinates plus an
 intercept) are fitted on the driver and applied per partition.
@@ -29,7 +30,7 @@ import numpy as np
 from ..data.blocks import as_block, n_rows
 from ..kernels.ddpm import bind, ddpm_steps
 from ..priors import DP
-from ..seeds import partition_rng, resolve_seed
+from ..seeds import driver_rng, partition_rng, resolve_seed
 from .discriminative import (
     augment,
     draw_hyperplanes,
@@ -52,14 +53,16 @@ class DiscriminativeState(CollapsedState):
 
     kernel = staticmethod(ddpm_steps)
 
-    def __init__(self, block, family, labels, rng, Phi: np.ndarray, loss: str, glob=None):
+    def __init__(self, block, family, labels, rng, Phi: np.ndarray, loss: str, glob=None, stats=None):
         """``glob`` = (stats, counts, n_total): the rows are one partition of n_total rows, the
         slots hold the global statistics and counts, ``labels`` are slots of those (kept);
-        ``n`` is then the capacity bound n_total + K0 (new clusters open at slots ≥ K0)."""
+        ``n`` is then the capacity bound n_total + K0 (new clusters open at slots ≥ K0).
+        ``stats``: the clusters' statistics (as :class:`CollapsedState`'s).  ``Phi`` may have
+        more rows than the block (the block's rows first): G and η*'s cost sum over all of them."""
         self.Phi, self.loss, self.code = np.ascontiguousarray(Phi), loss, loss_code(loss)
         self._eta, self._s = np.zeros(self.Phi.shape[1]), np.zeros(len(self.Phi))
         self._reset()
-        super().__init__(block, family, labels if glob is None else np.full(len(self.Phi), -1), rng)
+        super().__init__(block, family, labels if glob is None else np.full(len(self.Phi), -1), rng, stats=stats)
         if glob is not None:
             self._reset()
             adopt_global(self, labels, *glob)
@@ -128,7 +131,7 @@ def adopt_global(state: CollapsedState, labels, stats, counts, n: int) -> None:
     state._set_state(state.family.kernel_state(stats, len(state.counts)))
 
 
-def _add_terms(a, b):
+def add_terms(a, b):
     return a[0] + b[0], a[1] + b[1]
 
 
@@ -182,7 +185,7 @@ class HyperplaneStep:
         ``with_mean``: also their conditional means given the augmentation (:func:`draw_hyperplanes`)."""
         terms = self.engine.reduce(self.engine.map(_eta_terms, self.phi, labels, index, H, self.loss,
                                                    seed=self.seed, pass_id=pass_id, key="ddpm-eta"),
-                                   _add_terms)
+                                   add_terms)
         return draw_hyperplanes(rng, *terms, self.w, with_mean=with_mean)
 
     def posterior_mean(self, labels, K: int, draws: int = 20, burn: int = 5, first_pass: int = 0) -> np.ndarray:
@@ -211,7 +214,7 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
     prior : ``DP`` (its ``alpha_prior``, if any, resamples α every sweep)
     loss : "svm" (DDPM-S) or "lr" (DDPM-L); w : prior variance of every η coordinate
     n_iter : sweeps in all, the ``warmup`` plain-DPM sweeps included
-    random_state : int seed: the driver stream is ``default_rng(seed)``, partition streams
+    random_state : int seed: the driver stream is ``driver_rng(seed)``, partition streams
         ``partition_seed(seed, sweep, partition)``, z streams :func:`z_rng`
     init_labels : initial labels (else one sequential urn pass given the data)
     engine : the :class:`~bnpdist.distributed.Engine` the η step runs on (a ``LocalEngine``:
@@ -229,7 +232,7 @@ def run_ddpm(block, family, prior, *, loss: str, w: float = 1.0, n_iter: int, wa
     block = as_block(block)
     loss_code(loss)
     seed = resolve_seed(random_state)
-    rng = np.random.default_rng(seed)
+    rng = driver_rng(seed)
     if data is None:
         data = engine.partitions(block)
     if Phi is None:

@@ -29,7 +29,7 @@ from ..kernels.ihmm import ihmm_steps
 from ..priors import DP, HDP
 from ..priors.gamma import draw_gamma
 from ..priors.hdp import sample_crt
-from ..seeds import resolve_seed
+from ..seeds import driver_rng, resolve_seed
 from .ddpm import WARMUP, DiscriminativeState, HyperplaneStep, z_rng
 from .discriminative import loss_code
 from .features import MAX_DIM, fit_projection
@@ -164,7 +164,7 @@ def transitions(n: np.ndarray, beta: np.ndarray, alpha: float, live: np.ndarray,
 def prepare(block, lengths, random_state, loss):
     """``(block, n, seed, rng, code)`` of an iHMM / DIH run: the rows as a block, their number
     (checked against the sequence ``lengths``), the resolved seed, the driver's stream
-    ``default_rng(seed)`` and the loss code (``"svm"`` when ``loss`` is None)."""
+    ``driver_rng(seed)`` and the loss code (``"svm"`` when ``loss`` is None)."""
     block = as_block(block)
     n = n_rows(block)
     if int(np.sum(lengths)) != n:
@@ -172,7 +172,7 @@ def prepare(block, lengths, random_state, loss):
     seed = resolve_seed(random_state)
     code = loss or "svm"
     loss_code(code)
-    return block, n, seed, np.random.default_rng(seed), code
+    return block, n, seed, driver_rng(seed), code
 
 
 def run_ihmm(block, lengths, family, prior: HDP, *, loss: str | None = None, w: float = 1.0,

@@ -83,7 +83,8 @@ def aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
     """(log L(+1|s_i*) + Σ_{j≠i} log L(−1|s_j*), g*) for η* (i's own hyperplane if singleton).
 
     g* = ``g_scale`` · Σ_{j in Phi} log L(−1|s_j*): 1 when ``Phi`` holds every row; n / n_p
-    when it holds one partition's n_p rows (the per-partition sampler's estimate of the sum)."""
+    when it holds one partition's n_p rows (the approximate per-partition iHMM / DIH's
+    estimate of the sum)."""
     if singleton:
         s, g = S[i, c], G[c]
     else:
