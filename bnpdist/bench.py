@@ -7,7 +7,8 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
   process, ``n_docs`` rows), ``"read"`` (:func:`read_benchmark`) and ``"scale"``
   (:func:`scaling_benchmark`, ``n_docs`` rows on a local Dask cluster), ``"scaling"``
   (:func:`scaling_table`: 1 and 2 worker processes over three sizes up to ``n_docs``, and a
-  10⁷-document pass simulated from the measured costs) and ``"auto"``
+  10⁷-document pass simulated from the measured costs), ``"outofcore"``
+  (:func:`out_of_core_benchmark`: EP over a corpus larger than the workers' memory limit) and ``"auto"``
   (:func:`auto_benchmark`: the ``hyperparameters="auto"`` search as a multiple of one fit) and
   ``"traffic"`` (:func:`traffic_benchmark`: tasks and bytes per EP pass on a Dask cluster) and
   ``"cold"`` (:func:`cold_start_benchmark`: a first fit with an empty numba cache against the
@@ -39,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 #: what main_table can measure
-WHAT = ("product", "adf", "ep", "read", "scale", "scaling", "auto", "traffic", "cold", "memory", "gibbs")
+WHAT = ("product", "adf", "ep", "read", "scale", "scaling", "outofcore", "auto", "traffic", "cold", "memory", "gibbs")
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
 BETA_PER_WORD = 0.01
 EPSILON = 0.01
@@ -353,6 +354,8 @@ def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: i
 
 #: the documents of the scaling table's extrapolated row and the fan-in of the reduction tree
 SIMULATED_DOCS = 10_000_000
+#: the least memory limit :func:`out_of_core_benchmark` gives a worker
+WORKER_FLOOR = 640 * 2**20
 
 
 def _compute_seconds(tasks: list[dict], prefix: str) -> dict[str, float]:
@@ -528,6 +531,58 @@ def scaling_table(n_docs: int = 1_000_000, *, ep_passes: int = 2, workers: tuple
                                            f"limit {limit / 2**30:.1f})",
                      f"workers for a {big.ep_pass:.1f} s pass": fast,
                      f"pass s on {big.workers}": f"{simulated_pass(big, simulated, big.workers):.1f}"}))
+    return rows
+
+
+def out_of_core_benchmark(n_docs: int = 1_000_000, *, ep_passes: int = 2, n_workers: int = 1,
+                          memory_limit: int | None = None, row_group_size: int = 25_000,
+                          compare: bool = False, folder=None, seed: int = 0) -> list[Row]:
+    """EP (ADF + ``ep_passes`` passes, :func:`nyt_family`, DP(1)) over ``n_docs`` NYT-shaped
+    documents as Parquet on a local cluster of ``n_workers`` single-threaded processes started
+    with ``out_of_core`` (:mod:`bnpdist.distributed.ondisk`: partitions re-read by every task,
+    local contributions in files) and a memory limit per worker of ``memory_limit`` bytes
+    (default: a third of the corpus's in-memory CSR shared by the workers, at least
+    :data:`WORKER_FLOOR` — an idle worker's interpreter, Dask and the compiled kernels take
+    about 400 MiB of it); a worker past 95 % of its limit is restarted by Dask, losing its
+    work, so a fit that finishes without a restart never held more.  Row: wall
+    seconds, CSR MB against the workers' total limit, peak resident MB of this process and the
+    workers, per-phase seconds, K; ``compare``: the same fit in memory (no limit) after it, and
+    whether the results are equal bit for bit."""
+    from .data.synthetic import write_nyt_like
+    from .distributed import DaskEngine
+    from .mixture import BNPMixture
+    from .priors import DP
+    make = lambda engine: BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep",
+                                     n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON,
+                                     hyperparameters="fixed", random_state=seed, client=engine)
+    with tempfile.TemporaryDirectory(prefix="bnpdist-ooc-") as tmp:
+        path = Path(folder or tmp) / f"nyt-{n_docs}-{row_group_size}.parquet"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_nyt_like(path, n_docs, row_group_size=row_group_size, seed=seed)
+        csr = csr_bytes(path)
+        limit = memory_limit or max(WORKER_FLOOR, csr // (3 * n_workers))
+        fits = []
+        for ooc in (True, False)[:1 + compare]:
+            kw = {"out_of_core": Path(tmp) / "parked", "memory_limit": limit} if ooc else {}
+            with DaskEngine(n_workers=n_workers, processes=True, dashboard=False, **kw) as engine, \
+                    PeakMemory() as mem:
+                t0 = time.perf_counter()
+                est = make(engine).fit(str(path))
+                fits.append((time.perf_counter() - t0, mem.peak, est))
+    (wall, peak, est) = fits[0]
+    extra = {"CSR MB": f"{csr / 2**20:,.0f}", "limit MB per worker": f"{limit / 2**20:,.0f}",
+             "CSR / total limit": f"{csr / (limit * n_workers):.2f}", "peak MB": f"{peak / 2**20:,.0f}",
+             "phase_s": "/".join(f"{h['seconds']:.1f}" for h in est.history_), "K": est.n_clusters_}
+    workers = f"{n_workers} worker{'s' * (n_workers > 1)}"
+    rows = [Row(f"EP out of core, {n_docs:,} docs, {len(est.history_) - 1} EP passes, {workers}",
+                wall, extra)]
+    if compare:
+        wall2, peak2, mem_est = fits[1]
+        same = np.array_equal(est.labels_, mem_est.labels_) and all(
+            np.array_equal(est.stats_[f], mem_est.stats_[f]) for f in est.stats_.arrays)
+        rows.append(Row(f"the same fit in memory, {workers}", wall2,
+                        {"peak MB": f"{peak2 / 2**20:,.0f}", "same result": "yes" if same else "NO"}))
     return rows
 
 
@@ -716,6 +771,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows += scaling_benchmark(n_docs, engine=engine)
     if "scaling" in what:
         rows += scaling_table(n_docs)
+    if "outofcore" in what:
+        rows += out_of_core_benchmark(n_docs)
     if "auto" in what:
         rows.append(auto_benchmark(n_docs))
     if "traffic" in what:

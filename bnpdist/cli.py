@@ -501,14 +501,16 @@ def _seeds(value: str | None):
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "scaling", "auto", "traffic", "cold", "memory", "gibbs", "quality"]),
+@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "scaling", "outofcore", "auto", "traffic", "cold", "memory", "gibbs", "quality"]),
               multiple=True, default=("product", "adf", "ep"), show_default=True,
               help="Benchmarks to run (repeatable): product = X·W bound (numba, scipy); adf / ep = "
                    "one ADF pass / EP passes in one process as ratios to X·W; read = Parquet into "
                    "partitions on the cluster; scale = ADF + 5 EP passes on the cluster with peak memory; "
                    "scaling = ADF + 2 EP passes over --n-docs / 100, / 10 and --n-docs documents on 1 "
                    "and 2 local worker processes (time, peak memory, speed-up, linearity, per-pass "
-                   "overhead) and a pass over 10^7 documents simulated from the largest; "
+                   "overhead) and a pass over 10^7 documents simulated from the largest; outofcore = EP over "
+                   "--n-docs documents on a worker process whose memory limit is a third of the "
+                   "corpus's CSR (partitions re-read per pass, contributions on disk); "
                    "auto = the --hyperparameters auto search as a multiple of one fit; traffic = tasks, "
                    "graph bytes and bytes served per EP pass on the cluster; cold = a first fit with an "
                    "empty numba cache against the warm one; memory = an EP fit's peak allocation per row "

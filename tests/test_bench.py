@@ -74,3 +74,9 @@ def test_scaling_table_rows_on_thread_workers(tmp_path):
     assert "EP s/doc × 80" in rows[3].extra and float(rows[3].extra["× 1 worker"].split()[0]) > 0
     assert names[4].startswith("EP pass, 10,000,000 docs (simulated from the 800-doc fit)")
     assert rows[4].extra["partitions"] == 25_000 and rows[4].seconds > 0
+
+
+def test_out_of_core_benchmark_equals_the_fit_in_memory(tmp_path):
+    rows = bench.out_of_core_benchmark(600, ep_passes=1, row_group_size=150, compare=True, folder=tmp_path)
+    assert rows[0].name == "EP out of core, 600 docs, 1 EP passes, 1 worker"
+    assert rows[0].extra["limit MB per worker"] == "640" and rows[1].extra["same result"] == "yes"

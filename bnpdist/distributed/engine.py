@@ -158,14 +158,13 @@ class DaskEngine(Engine):
             return
         scheduler = scheduler or (None if local else configured_scheduler())
         if scheduler is None:
-            cluster = LocalCluster(
-                n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
-                processes=processes, security=security, dashboard_address="127.0.0.1:0",
-                worker_dashboard_address="127.0.0.1:0",
-                scheduler_kwargs={"dashboard": dashboard, "extensions": _without_spans(SCHEDULER_EXTENSIONS)},
-                extensions=_without_spans(WORKER_EXTENSIONS),
-                **({} if memory_limit is None else {"memory_limit": memory_limit}),
-                **({"host": "127.0.0.1", "env": dict(WORKER_ENV)} if processes else {}))
+            # out of core a worker holds one partition at a time, whatever its interpreter and
+            # kernels take: it runs on up to Dask's terminate fraction of its limit, not paused
+            # at 80 % (a paused worker waits for memory that only finishing its tasks frees)
+            never_pause = {"distributed.worker.memory.pause": False} if out_of_core is not None else {}
+            with dask.config.set(never_pause):
+                cluster = self._local_cluster(n_workers, threads_per_worker, processes, security,
+                                              dashboard, memory_limit)
             self._owned.append(cluster)
             self._local = True
             try:
@@ -179,6 +178,17 @@ class DaskEngine(Engine):
             _wait_for_workers(self.client, scheduler, worker_timeout)
             return
         self._owned.insert(0, self.client)
+
+    @staticmethod
+    def _local_cluster(n_workers, threads_per_worker, processes, security, dashboard, memory_limit):
+        return LocalCluster(
+            n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=threads_per_worker,
+            processes=processes, security=security, dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+            scheduler_kwargs={"dashboard": dashboard, "extensions": _without_spans(SCHEDULER_EXTENSIONS)},
+            extensions=_without_spans(WORKER_EXTENSIONS),
+            **({} if memory_limit is None else {"memory_limit": memory_limit}),
+            **({"host": "127.0.0.1", "env": dict(WORKER_ENV)} if processes else {}))
 
     # --- life cycle ----------------------------------------------------------------------
     def close(self) -> None:
