@@ -535,7 +535,7 @@ def scaling_table(n_docs: int = 1_000_000, *, ep_passes: int = 2, workers: tuple
 
 
 def out_of_core_benchmark(n_docs: int = 1_000_000, *, ep_passes: int = 2, n_workers: int = 1,
-                          memory_limit: int | None = None, row_group_size: int = 25_000,
+                          memory_limit: int | None = None, row_group_size: int = 10_000,
                           compare: bool = False, folder=None, seed: int = 0) -> list[Row]:
     """EP (ADF + ``ep_passes`` passes, :func:`nyt_family`, DP(1)) over ``n_docs`` NYT-shaped
     documents as Parquet on a local cluster of ``n_workers`` single-threaded processes started

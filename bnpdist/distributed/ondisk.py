@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ..data.atomic import tmp_beside
+
 
 class Deferred:
     """A value kept out of memory: :meth:`load` returns it."""
@@ -59,15 +61,17 @@ def loaded(x):
 
 def write(value, path: str) -> OnDisk | None:
     """``value`` (an array, a tuple of arrays, or None) written to ``path`` (uncompressed
-    ``.npz``, written to a temporary name and renamed, so a file is whole or absent)."""
+    ``.npz``, written beside it and renamed, so a file is whole or absent; not synced to disk:
+    it lives as long as the run)."""
     if value is None:
         return None
     single = isinstance(value, np.ndarray)
     arrays = (value,) if single else tuple(value)
     if not all(isinstance(a, np.ndarray) for a in arrays):
         raise TypeError("only arrays or tuples of arrays can be parked on disk")
-    tmp = f"{path}.{os.getpid()}.tmp.npz"
-    np.savez(tmp, *arrays)
+    tmp = tmp_beside(path, "park")
+    with open(tmp, "wb") as f:
+        np.savez(f, *arrays)
     os.replace(tmp, path)
     return OnDisk(path, single)
 
