@@ -8,9 +8,10 @@ from sklearn.datasets import make_blobs
 
 from bnpdist import BNPHMM, BNPMixture, bench
 from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_corpus
+from bnpdist import hyper
 from bnpdist.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, subsample_size
 from bnpdist.metrics import nmi
-from bnpdist.obs import Gaussian, Multinomial, Polya
+from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, HDP, NGGP
 
@@ -87,6 +88,29 @@ def test_free_coordinates_and_beta_rule():
     assert free_coordinates(Gaussian(Lambda0=np.eye(2)), g, DP(1.0)) == {}
     wide = Gaussian().resolve(DataSummary(10, 60, "dense", np.zeros(60), np.eye(60)))
     assert wide.covariance == "diag" and set(free_coordinates(None, wide, None)) == {"obs.cov_fraction"}
+
+
+class _NoEngine:
+    """Enough of an engine for a search whose candidates are all scored already."""
+
+    def partitions(self, block, n_partitions=None):
+        return block
+
+    def gather(self, futures):
+        return list(futures)
+
+
+@pytest.mark.parametrize("family, sigma", [(Multinomial(beta=1.0), hyper.COUNT_SIGMA), (Bernoulli(), 0.0)])
+def test_tied_discounts_go_to_count_sigma_for_count_data_else_to_the_dp(family, sigma):
+    s = hyper._Search(_NoEngine(), np.zeros((4, 2)), family, DP(1.0), {"prior.a": 1.0, "prior.sigma": hyper.SIGMAS},
+                      epsilon=None, merge_threshold=0.0, seed=0, evidence=False)
+    candidates = [{"prior.a": 0, "prior.sigma": j} for j in range(len(hyper.SIGMAS))]
+    for c in candidates:                # every discount scores the same held-out rows: all tie
+        s.rows[hyper._key(c)], s.scores[hyper._key(c)] = np.full(4, -1.0), -1.0
+    assert s.values(s.best(candidates))["prior.sigma"] == sigma
+    s.rows[hyper._key(candidates[3])] = np.full(4, 0.0)   # σ = 0.75 better on every row: no tie
+    s.scores[hyper._key(candidates[3])] = 0.0
+    assert s.values(s.best(candidates))["prior.sigma"] == 0.75
 
 
 def test_subsample_budget_rule():

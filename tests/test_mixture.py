@@ -68,8 +68,8 @@ def test_predict_proba_and_score_match_numpy(bars):
 
 def test_iter_fit_snapshots_and_history(bars):
     X, _ = bars
-    est = BNPMixture(obs=Multinomial(beta=8.0), algorithm="ep", n_iter=4, tol=0.0, batch_size=100,
-                     random_state=0)
+    est = BNPMixture(prior=DP(1.0), obs=Multinomial(beta=8.0), algorithm="ep", n_iter=4, tol=0.0,
+                     batch_size=100, random_state=0)
     snaps = list(est.iter_fit(X))
     assert all(isinstance(s, Snapshot) for s in snaps) and len(snaps) == 3 + 3
     assert [h["step"] for h in est.history_] == list(range(6))
