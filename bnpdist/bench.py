@@ -534,11 +534,15 @@ def scaling_table(n_docs: int = 1_000_000, *, ep_passes: int = 2, workers: tuple
     return rows
 
 
-def out_of_core_benchmark(n_docs: int = 1_000_000, *, ep_passes: int = 2, n_workers: int = 1,
+def out_of_core_benchmark(n_docs: int = 1_350_000, *, ep_passes: int = 2, n_workers: int = 1,
                           memory_limit: int | None = None, row_group_size: int = 10_000,
-                          compare: bool = False, folder=None, seed: int = 0) -> list[Row]:
+                          vocab_size: int = 2000, compare: bool = False, folder=None,
+                          seed: int = 0) -> list[Row]:
     """EP (ADF + ``ep_passes`` passes, :func:`nyt_family`, DP(1)) over ``n_docs`` NYT-shaped
-    documents as Parquet on a local cluster of ``n_workers`` single-threaded processes started
+    documents (``vocab_size`` words: the ADF round's reduction holds every partition's new
+    clusters, partitions × K × V × 8 bytes, 630 MB at 100 partitions, K = 100 and V = 7,841,
+    which no 640 MiB worker holds beside its ~400 MiB idle footprint; V = 2,000: 160 MB)
+    as Parquet on a local cluster of ``n_workers`` single-threaded processes started
     with ``out_of_core`` (:mod:`bnpdist.distributed.ondisk`: partitions re-read by every task,
     local contributions in files) and a memory limit per worker of ``memory_limit`` bytes
     (default: a third of the corpus's in-memory CSR shared by the workers, at least
@@ -552,14 +556,14 @@ def out_of_core_benchmark(n_docs: int = 1_000_000, *, ep_passes: int = 2, n_work
     from .distributed import DaskEngine
     from .mixture import BNPMixture
     from .priors import DP
-    make = lambda engine: BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep",
+    make = lambda engine: BNPMixture(prior=DP(1.0), obs=nyt_family(vocab_size), algorithm="ep",
                                      n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON,
                                      hyperparameters="fixed", random_state=seed, client=engine)
     with tempfile.TemporaryDirectory(prefix="bnpdist-ooc-") as tmp:
-        path = Path(folder or tmp) / f"nyt-{n_docs}-{row_group_size}.parquet"
+        path = Path(folder or tmp) / f"nyt-{n_docs}-{vocab_size}-{row_group_size}.parquet"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_nyt_like(path, n_docs, row_group_size=row_group_size, seed=seed)
+            write_nyt_like(path, n_docs, vocab_size=vocab_size, row_group_size=row_group_size, seed=seed)
         csr = csr_bytes(path)
         limit = memory_limit or max(WORKER_FLOOR, csr // (3 * n_workers))
         fits = []
@@ -575,7 +579,7 @@ def out_of_core_benchmark(n_docs: int = 1_000_000, *, ep_passes: int = 2, n_work
              "CSR / total limit": f"{csr / (limit * n_workers):.2f}", "peak MB": f"{peak / 2**20:,.0f}",
              "phase_s": "/".join(f"{h['seconds']:.1f}" for h in est.history_), "K": est.n_clusters_}
     workers = f"{n_workers} worker{'s' * (n_workers > 1)}"
-    rows = [Row(f"EP out of core, {n_docs:,} docs, {len(est.history_) - 1} EP passes, {workers}",
+    rows = [Row(f"EP out of core, {n_docs:,} docs (V = {vocab_size:,}), {len(est.history_) - 1} EP passes, {workers}",
                 wall, extra)]
     if compare:
         wall2, peak2, mem_est = fits[1]

@@ -78,5 +78,5 @@ def test_scaling_table_rows_on_thread_workers(tmp_path):
 
 def test_out_of_core_benchmark_equals_the_fit_in_memory(tmp_path):
     rows = bench.out_of_core_benchmark(600, ep_passes=1, row_group_size=150, compare=True, folder=tmp_path)
-    assert rows[0].name == "EP out of core, 600 docs, 1 EP passes, 1 worker"
+    assert rows[0].name == "EP out of core, 600 docs (V = 2,000), 1 EP passes, 1 worker"
     assert rows[0].extra["limit MB per worker"] == "640" and rows[1].extra["same result"] == "yes"
