@@ -10,7 +10,10 @@ only ever see values (:func:`loaded`), so an algorithm runs unchanged, and the a
 back are the arrays written: an out-of-core fit equals the in-memory one bit for bit.
 
 The folder must be visible at the same path to every worker and to the driver (a local disk
-for a one-machine cluster, a shared file system otherwise).
+for a one-machine cluster, a shared file system otherwise).  Lineage is shorter than in memory:
+a round's files are removed once the next round is done, so a worker lost during a round is
+recomputed from the files of the round before, but a global state lost after that (its worker
+gone between rounds) is not: the run fails with the missing file's name.
 """
 from __future__ import annotations
 
