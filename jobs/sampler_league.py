@@ -5,7 +5,8 @@ sampled state (``point_estimate="last"``; annealing's schedule over all 20 sweep
 ``BNPMixture(algorithm=A, random_state=seed)`` with every default (100 sweeps, the point estimate
 over the last 50).  Same code, same data, same seeds, the league's fit budget::
 
-    python jobs/sampler_league.py [--sets all|iris,wine,...] [--seeds 0-1] [--out out/sampler-league.json]
+    python jobs/sampler_league.py [--sets all|iris,wine,...] [--seeds 0-1] [--samplers gibbs,...]
+                                  [--out out/sampler-league.json]
 
 Prints one row per (set, sampler): NMI and K of each, averaged over the seeds, with the CPU seconds.
 """
@@ -50,10 +51,10 @@ def _after(algorithm):
     return fit
 
 
-def entrants():
+def entrants(samplers=ORDER):
     both = ("dense", "text")
     out = []
-    for a in ORDER:
+    for a in samplers:
         out.append(Entrant(f"{a}:before", "ours", both, _before(a), "n_iter=20, last sampled state"))
         out.append(Entrant(f"{a}:after", "ours", both, _after(a), "every default"))
     return out
@@ -75,20 +76,22 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="all")
     ap.add_argument("--seeds", default="0-1")
+    ap.add_argument("--samplers", default=",".join(ORDER))
     ap.add_argument("--out", default="out/sampler-league.json")
     a = ap.parse_args(argv)
+    samplers = a.samplers.split(",")
     sets = list(SETS) if a.sets == "all" else a.sets.split(",")
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
 
     def save(records):
         out.write_text(json.dumps([r.to_dict() for r in records], indent=1))
-    records = run_league(sets=sets, estimators=entrants(), seeds=_seeds(a.seeds), on_record=save)
+    records = run_league(sets=sets, estimators=entrants(samplers), seeds=_seeds(a.seeds), on_record=save)
     save(records)
     print("| set | sampler | before: NMI (K) | after: NMI (K) | CPU s before / after |")
     print("|---|---|---|---|---|")
     for s in sets:
-        for alg in ORDER:
+        for alg in samplers:
             b = [r for r in records if r.set == s and r.estimator == f"{alg}:before"]
             f = [r for r in records if r.set == s and r.estimator == f"{alg}:after"]
             cpu = "/".join(f"{np.mean([r.cpu for r in x if r.cpu is not None]):.1f}" if x else "" for x in (b, f))
