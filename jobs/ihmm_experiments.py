@@ -9,7 +9,8 @@ state path: iHMM vs DIH-S vs DIH-L vs DPM / DDPM (order ignored): NMI, F1 and CP
 ``--partitions P`` (P > 1): the DPM/DDPM rows sample z per partition of P contiguous row blocks
 (:mod:`bnpdist.algorithms.ddpm`, exact), the iHMM/DIH rows per partition of whole sequences
 (:mod:`bnpdist.algorithms.discriminative`, approximate); P = 1 is the exact samplers.
-``--bias`` measures the iHMM per partition on the enumerated referee of tests/test_ihmm.py.
+``--bias`` measures the iHMM per partition on the enumerated referee of tests/test_ihmm.py, and DIH-S/L
+per partition against their one-block chains on the same data.
 
 Data: 5 sequences × 200 steps, 4 states on the corners of a square (side 2) in 2-D with unit
 emission noise (heavy overlap), sticky transitions (0.96 self).  Scores: mean ± sd over runs ×
@@ -33,9 +34,9 @@ import numpy as np
 from bnpdist.algorithms.ddpm import run_ddpm_marked
 from bnpdist.algorithms.discriminative import run_ihmm_partitioned
 from bnpdist.distributed import LocalEngine
-from bnpdist.exact import gof_test
+from bnpdist.exact import gof_test, partition_frequencies
 from bnpdist.inference.ihmm import run_ihmm
-from bnpdist.metrics import nmi, pairwise_f1
+from bnpdist.metrics import nmi, pairwise_f1, tvd
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, HDP, Gamma
@@ -87,24 +88,38 @@ def separate(args):
                       f"{'; '.join(trace)} |", flush=True)
 
 
+def _paths(P, seed, sweeps, ref, loss=None):
+    """The state paths of every 2nd sweep after 200, one row each."""
+    snaps = run_ihmm_partitioned(LocalEngine(), ref.X, ref.LENGTHS, ref.FAM, HDP(1.0, 1.5), loss=loss,
+                                 n_iter=sweeps, random_state=seed, n_partitions=P, labels_every=True)
+    return np.array([s["labels"] for s in snaps][200::2])
+
+
 def bias(args):
     """TVD to the enumerated path posterior of tests/test_ihmm.py (5 steps in sequences of 3 and
     2, every 2nd sweep after 200): the exact chain against 2 partitions of one sequence each,
-    ``--runs`` seeds."""
+    ``--runs`` seeds.  DIH-S/L have no enumerated posterior (their hyperplanes are latent): their
+    2-partition chains are compared with their exact one-block chains, pooled over the seeds,
+    beside the exact chain's own spread (TVD between its first and second half of the seeds)."""
     spec = importlib.util.spec_from_file_location("test_ihmm", pathlib.Path(__file__).parents[1] / "tests" / "test_ihmm.py")
     ref = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ref)
     probs = ref.exact_paths(1.0, 1.5)
     print("| sampler | samples | TVD (mean over seeds) | TVD per seed | χ² p per seed |\n|---|---|---|---|---|")
     for name, P in (("exact", 1), ("2 partitions", 2)):
-        res = []
-        for seed in range(args.runs):
-            snaps = run_ihmm_partitioned(LocalEngine(), ref.X, ref.LENGTHS, ref.FAM, HDP(1.0, 1.5), n_iter=args.sweeps,
-                                         random_state=seed, n_partitions=P, labels_every=True)
-            res.append(gof_test(np.array([s["labels"] for s in snaps][200::2]), probs))
+        res = [gof_test(_paths(P, seed, args.sweeps, ref), probs) for seed in range(args.runs)]
         d = np.array([r[1] for r in res])
         print(f"| {name} | {(args.sweeps - 200) // 2} | {d.mean():.4f} | {', '.join(f'{x:.4f}' for x in d)} | "
               f"{', '.join(f'{r[0]:.1e}' for r in res)} |", flush=True)
+    print("\n| model | samples per chain | TVD 2 partitions vs one block (pooled) | one block, seed halves | "
+          "P(one state) one block / 2 partitions |\n|---|---|---|---|---|")
+    freq = lambda chains: partition_frequencies(np.concatenate(chains))
+    for loss in ("svm", "lr"):
+        one = [_paths(1, seed, args.sweeps, ref, loss) for seed in range(args.runs)]
+        two = [_paths(2, seed, args.sweeps, ref, loss) for seed in range(args.runs)]
+        h = args.runs // 2
+        print(f"| DIH-{loss[0].upper()} | {(args.sweeps - 200) // 2} | {tvd(freq(two), freq(one)):.4f} | "
+              f"{tvd(freq(one[:h]), freq(one[h:])):.4f} | {freq(one)[0]:.3f} / {freq(two)[0]:.3f} |", flush=True)
 
 
 def main(args):
@@ -152,5 +167,5 @@ if __name__ == "__main__":
     p.add_argument("--sweeps", type=int, default=60)
     p.add_argument("--partitions", type=int, default=1)
     p.add_argument("--separate", action="store_true", help="data x start x model table (exact samplers)")
-    p.add_argument("--bias", action="store_true", help="per-partition iHMM against the enumerated posterior")
+    p.add_argument("--bias", action="store_true", help="per-partition iHMM against the enumerated posterior, DIH against its one-block chain")
     main(p.parse_args())
