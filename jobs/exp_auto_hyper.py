@@ -36,6 +36,11 @@ from bnpdist.priors import DP, NGGP
 DOC = Path(__file__).resolve().parents[1] / "docs" / "HYPERPARAMETERS.md"
 
 
+def choices(chosen: dict) -> str:
+    """The search's chosen values, numbers to 3 significant digits (a choice may be a name, e.g. the covariance)."""
+    return ", ".join(f"{k}={v:.3g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in chosen.items())
+
+
 def bars_recovered(est, topics, tv=0.2) -> int:
     """True bars matched one-to-one (Hungarian on total variation) to a cluster mean within tv."""
     theta = est.obs_.posterior_mean(est.stats_)["theta"]
@@ -96,7 +101,7 @@ def exp_blobs(seeds):
         for alg in ("adf", "ep"):
             est = BNPMixture(algorithm=alg, n_iter=10, random_state=seed).fit(X)
             fixed = BNPMixture(algorithm=alg, n_iter=10, hyperparameters="fixed", random_state=seed).fit(X)
-            chosen = ", ".join(f"{k}={v:.3g}" for k, v in est.hyper_search_["chosen"].items())
+            chosen = choices(est.hyper_search_["chosen"])
             score = nmi(y, est.labels_)
             rows.append(f"| {seed} | {alg} | {score:.3f} | {nmi(y, fixed.labels_):.3f} | "
                         f"{est.n_clusters_} | {chosen} |")
@@ -146,7 +151,7 @@ def exp_hmm(seeds):
         for hp in ("auto", "fixed"):
             est = BNPHMM(n_iter=100, hyperparameters=hp, random_state=seed).fit(seqs)
             rec = est.hyper_search_
-            chosen = "" if rec is None else ", ".join(f"{k}={v:.3g}" for k, v in rec["chosen"].items())
+            chosen = "" if rec is None else choices(rec["chosen"])
             rows.append(f"| {seed} | {hp} | {nmi(np.concatenate(paths), np.concatenate(est.labels_)):.3f} | "
                         f"{est.n_states_} | {chosen} |")
     return rows
@@ -262,7 +267,9 @@ Gamma(1, 1) hyperpriors and are resampled every sweep.  `BNPHMM` has no `save`; 
   so rescaling the data (e.g. ×1000) changes nothing.
 - **Bernoulli** a = b = 1 (uniform Beta).
 
-The β rule against a β sweep (NGGP(1, 0.5, 1), one ADF pass on 2,000 documents, the rest held out):
+The data-driven β against a β sweep (NGGP(1, 0.5, 1), fitted with the default algorithm on 2,000 documents, the rest
+held out). "rule β" is the β of `hyperparameters="fixed"` with `obs=None` (corpus base: 4·L̄); the sweep and the last
+column use `Multinomial(beta=b)` (uniform base), so the table also compares the two bases:
 
 {rule}
 
@@ -288,9 +295,10 @@ target NMI ≥ 0.95):
 
 Seed 2 is the hard case for one-pass ADF, whatever the hyperparameters: its blobs 0 and 6 lie
 4.5 σ apart and ADF merges them (7 large clusters; a single merge of two of eight equal clusters
-caps NMI at 0.957, as EP's 0.957 shows), so the rest depends on how many points end in small
-clusters.  The defaults give 0.952; "auto" 0.953 here, but 0.936–0.953 when only the search's
-subsample is redrawn (`random_state` 0–5), so ≥ 0.95 on seed 2 is not robust.  The held-out log
+caps NMI at 0.957; EP's K = 7 fit with "auto" shows it), so the rest depends on how many points
+end in small clusters.  With one ADF pass "auto" and the defaults land near 0.95 (table), and an
+earlier run gave 0.936–0.953 when only the search's subsample was redrawn (`random_state` 0–5),
+so ≥ 0.95 on seed 2 is not robust.  The held-out log
 predictive barely sees points in small clusters; NMI does.
 
 **BNPHMM** (6 states with means 4 σ apart on a line in 2-D, self-transition 0.9, 5 sequences of 200
