@@ -1,5 +1,6 @@
 """Issue 7 at full length: hyperparameters="auto" against the Done-when targets, the default
-β rule against the held-out optimum, and the cost of "auto" (writes docs/HYPERPARAMETERS.md).
+β rule against the held-out optimum, and the cost of "auto" (writes its tables into docs/HYPERPARAMETERS.md, between the
+``bench:auto-*`` markers; the prose around them is the page's own).
 
     python jobs/exp_auto_hyper.py [--out docs/HYPERPARAMETERS.md] [--quick]
 
@@ -27,6 +28,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.datasets import make_blobs
 
 from bnpdist import BNPHMM, BNPMixture
+from bnpdist.bench import write_section
 from bnpdist.data.blocks import n_rows
 from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_corpus
 from bnpdist.metrics import nmi
@@ -199,142 +201,9 @@ def main():
     for k, run in runs.items():
         sections[k] = run()
         print(f"== {k}\n" + "\n".join(sections[k]), flush=True)
-    text = DOC_TEMPLATE.format(**{k: "\n".join(v) for k, v in sections.items()},
-                               command="python jobs/exp_auto_hyper.py" + (" --quick" if args.quick else ""))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    for k, rows in sections.items():
+        write_section(args.out, f"auto-{k}", "\n".join(rows))
     print(f"wrote {args.out}")
-
-
-DOC_TEMPLATE = """# Hyperparameters
-
-Written by `{command}` (issue 7); numbers below are from that run.
-
-## `hyperparameters="auto"` (the default of `BNPMixture`, `BNPHMM` and `bnpdist fit`)
-
-Every hyperparameter the user leaves unset is chosen from the data; values given are kept.
-
-| unset when | searched | start (the data-driven default below) |
-|---|---|---|
-| `obs=None` or `Multinomial(beta=None)` | β | min(0.1·V, mean document length) |
-| `obs=None`, `Gaussian(kappa0=None)` | κ0 | 0.01 |
-| `obs=None`, `Gaussian(Lambda0=None)` | `cov_fraction` c: Λ0 = (ν0 − d − 1)·c·C | 0.1 |
-| `obs=None`, `Bernoulli(a=None)` / `(b=None)` | a / b | 1 |
-| `prior=None` | mass a and discount σ ∈ {{0, 0.25, 0.5, 0.75}} (σ = 0: DP(a); else NGGP(a, σ, τ = 1)) | a = 1, σ = 0 |
-
-**Criterion**: mean held-out log predictive per row (as `BNPMixture.score`) of **one ADF pass**,
-2-fold cross-fitted on a random subsample (ADF on one half, scored on the other, both ways, so
-every subsample row is held out once), as Tank et al. 2015 chose their hyperparameters on a 1,000-document
-subset.  **Search** (`bnpdist/hyper.py`): coordinate search on log scales — per coordinate a ×4
-grid around the default, extended while the best point is on its edge, then the ×2 midpoints;
-σ on its four values; then one ×2 hill-climb per coordinate.  **Ties**: a candidate ties with
-the best when the best's mean paired gain over the held-out rows is at most 2 standard errors
-(a one-standard-error rule, at 2 because a search makes some 20 comparisons); ties are won by
-the candidate nearest the defaults.  Scoring ties by a fixed 1e-4 relative tolerance instead
-let noise pull the mass a up to 8–16 on make_blobs, where one-pass ADF on the full data then
-opened 50–125 clusters (seed 2 NMI 0.946, seed 9 0.951).
-**Budget**: subsample m = clip(n / 25, 1000, 2000) rows for n rows.  A candidate visits each
-subsample row about twice (ADF on one half, scoring the other, both ways) and a search tries
-about 25 candidates, so for n ≥ 25,000 the search visits about as many rows as one ADF pass over
-the data, and larger data get a larger, less noisy subsample.  Below 25,000 rows the 1,000-row
-floor fixes the search's absolute cost (about 1 s in the table below) and its multiple of one
-fit grows as n falls: a 500-row floor halved that but made make_blobs seed 2 (ADF) miss 0.95.
-Candidates of one grid are independent `engine.map` tasks (Dask tasks on a cluster).
-**Record**: `hyper_search_` (and the saved model's `model.json`, key `hyper_search`) holds the
-free names, the chosen values, every candidate with its score, the default's score, the
-subsample size and the wall and CPU seconds spent.  `hyperparameters="fixed"` skips the search.
-`partial_fit` on an unfitted model (and `bnpdist stream` on an empty store) searches on its
-first batch and keeps the choice for later batches.  ε (new-cluster threshold), when unset,
-follows the chosen σ (max(σ, 0.01)); when set, σ values above it are not tried.
-
-**`BNPHMM`**: the same search on the sequences' rows (`bnpdist.hyper.search_hmm`) chooses the
-emission prior's unset values and, with `prior=None`, the start of the HDP's top-level γ: a
-row's marginal under the HMM is a mixture of the emission densities with weights β ~ GEM(γ), so
-the DP mixture's mass stands for γ (no discount is searched; the record's `prior.a` is γ's
-start).  The transition concentration α is not identified by single rows; α and γ keep their
-Gamma(1, 1) hyperpriors and are resampled every sweep.  `BNPHMM` has no `save`; the record is
-`hyper_search_`.
-
-## Data-driven defaults (`hyperparameters="fixed"`, and the search's starting point)
-
-- **Multinomial** β = min(0.1·V, L̄), L̄ the mean tokens per document: 0.1 pseudo-count per word
-  under the uniform base, but a prior worth at most one average document.  Without the cap a
-  large vocabulary with short documents gets a prior that outweighs many documents, so clusters
-  look alike and merge (an exploratory run, not repeated by this job: NYT-like V = 7,841, 0.1·V = 784 gave K = 14, NMI 0.79;
-  β = 250 gave K = 46, NMI 0.96).
-- **Gaussian** μ0 = data mean, κ0 = 0.01, ν0 = d + 2, Λ0 = (ν0 − d − 1)·0.1·C with C the data
-  covariance (ridge 1e-6·tr(C)/d if singular): E[Σ] = C/10.  Every rule is affine-equivariant,
-  so rescaling the data (e.g. ×1000) changes nothing.
-- **Bernoulli** a = b = 1 (uniform Beta).
-
-The data-driven β against a β sweep (NGGP(1, 0.5, 1), fitted with the default algorithm on 2,000 documents, the rest
-held out). "rule β" is the β of `hyperparameters="fixed"` with `obs=None` (corpus base: 4·L̄); the sweep and the last
-column use `Multinomial(beta=b)` (uniform base), so the table also compares the two bases:
-
-{rule}
-
-## Done-when results
-
-**Bars** (200 images, 50 tokens, NGGP(1, 0.5, 1), β unset; target ≥ 14 of 16 bars by ADF and EP;
-a bar is recovered when matched one-to-one, by total variation < 0.2, to a cluster mean).
-Note: the failure reported in issue 7 (β = 1 → 2 clusters) does not reproduce with the current
-code at 50 tokens per image (every β from 1 to 128 finds 16 bars); at 10 tokens per image β
-matters (see the rule table).
-
-{bars}
-
-**Pitman–Yor corpus** (10,000 documents, V = 1000, 100 tokens; 8,000 train, 2,000 held out;
-target: auto within 1 % of the best grid point):
-
-{py}
-
-**Gaussian blobs × 1000** (make_blobs, 2,000 rows, 5 features, 8 centres; no prior touched;
-target NMI ≥ 0.95):
-
-{blobs}
-
-Seed 2 is the hard case for one-pass ADF, whatever the hyperparameters: its blobs 0 and 6 lie
-4.5 σ apart and ADF merges them (7 large clusters; a single merge of two of eight equal clusters
-caps NMI at 0.957; EP's K = 7 fit with "auto" shows it), so the rest depends on how many points
-end in small clusters.  With one ADF pass "auto" and the defaults land near 0.95 (table), and an
-earlier run gave 0.936–0.953 when only the search's subsample was redrawn (`random_state` 0–5),
-so ≥ 0.95 on seed 2 is not robust.  The held-out log
-predictive barely sees points in small clusters; NMI does.
-
-**BNPHMM** (6 states with means 4 σ apart on a line in 2-D, self-transition 0.9, 5 sequences of 200
-steps, × 1000; iHMM Gibbs, 100 sweeps; no prior touched):
-
-{hmm}
-
-## Cost of "auto"
-
-CPU seconds of the search over those of one fit on the full data with the defaults (target
-≤ 1×), in one process; on a Dask cluster the candidates of a grid run in parallel.  The search
-visits about 25 × 2 × m rows (m the subsample), one ADF pass about n, so the multiple is ≤ 1×
-by construction from 25,000 rows on and falls as the data grow (below: already at 10,000, a
-full fit's larger K making each of its rows dearer); on small data it is a multiple of a
-sub-second fit (see the budget rule above).  `bnpdist bench --what auto` reports the same
-ratio on the NYT-shaped corpus.
-
-{cost}
-
-## Samplers: `sample_hyperparameters=True`
-
-Collapsed Gibbs and annealing (`bnpdist/inference/gibbs.py`, `hyper_step`): once per sweep
-(once per cycle through the current subsample under annealing, Obermeyer et al. 2014), after U | z, the
-prior's own update — DP α by Escobar & West (needs `alpha_prior`), NGGP a | U by its conjugate
-Gamma draw (needs `a_prior`; a slice step on log a when U is integrated out), NGGP σ by a slice
-step on (0, 1) (needs `sample_sigma=True`) — then `bnpdist/inference/hyper_obs.py` takes one
-slice step on log β (Multinomial, β ~ Exponential(mean V)) or on log a then log b (Bernoulli,
-scalar a, b ~ Exponential(mean 1)) given the clusters' statistics (the collapsed likelihood
-Σ_k log p(x_k | θ)).  Tests: `tests/test_hyper_obs.py` (one step leaves the exact posterior of
-β, and of the Bernoulli (a, b), invariant — Kolmogorov–Smirnov against quadrature; the Gibbs
-sampler calls it once per sweep, only when asked), `tests/test_gibbs_exact.py` (with α, a, σ
-sampled the chain's z-marginal matches the enumerated posterior integrated over the
-hyperprior) and `tests/test_anneal.py` (one hyperparameter step per cycle).  Not covered: the
-Gaussian NIW hyperparameters are not resampled; the sub-cluster sampler updates the prior's
-hyperparameters (when it has hyperpriors) but not β.
-"""
 
 
 if __name__ == "__main__":
