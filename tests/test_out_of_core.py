@@ -37,8 +37,10 @@ def test_write_and_load_round_trip(tmp_path):
     assert isinstance(h, OnDisk) and all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(pair, back))
     one = write(pair[1], str(tmp_path / "b.npz"))
     assert np.array_equal(loaded(one), pair[1]) and write(None, str(tmp_path / "c.npz")) is None
-    assert loaded(3) == 3 and os.listdir(tmp_path) == sorted(os.listdir(tmp_path))
-    assert parked(("u", pair), 1, str(tmp_path / "d.npz"))[0] == "u"
+    # written beside and renamed: no temporary sibling is left, and None writes nothing
+    assert loaded(3) == 3 and sorted(os.listdir(tmp_path)) == ["a.npz", "b.npz"]
+    u, d = parked(("u", pair), 1, str(tmp_path / "d.npz"))
+    assert u == "u" and isinstance(d, OnDisk) and all(np.array_equal(x, y) for x, y in zip(pair, loaded(d)))
     with pytest.raises(TypeError, match="arrays"):
         write(("not an array",), str(tmp_path / "e.npz"))
 
