@@ -80,3 +80,22 @@ def test_out_of_core_benchmark_equals_the_fit_in_memory(tmp_path):
     rows = bench.out_of_core_benchmark(600, ep_passes=1, row_group_size=150, compare=True, folder=tmp_path)
     assert rows[0].name == "EP out of core, 600 docs (V = 2,000), 1 EP passes, 1 worker"
     assert rows[0].extra["limit MB per worker"] == "640" and rows[1].extra["same result"] == "yes"
+
+
+def test_subcluster_benchmark_rows():
+    (row,) = bench.subcluster_benchmark(blobs=((400, 2, 3),))
+    assert row.name.startswith("sub-cluster sampler") and row.cpu > 0 and row.extra["K"] >= 1
+    assert 0 <= float(row.extra["NMI"]) <= 1 and 0 <= float(row.extra["BGM NMI"]) <= 1
+    assert float(row.extra["BGM CPU / ours"].rstrip("×")) > 0
+
+
+def test_auto_benchmark_row():
+    row = bench.auto_benchmark(X=make_nyt_like(400, vocab_size=60, n_clusters=3)[0])
+    assert row.extra["candidates"] > 0 and float(row.extra["one fit CPU s"]) > 0
+    assert float(row.extra["search / fit"].rstrip("×")) > 0
+
+
+def test_cli_offers_every_benchmark():
+    from bnpdist.cli import bench as command
+    (what,) = [p for p in command.params if p.name == "what"]
+    assert set(what.type.choices) == set(bench.WHAT) | {"quality"}
