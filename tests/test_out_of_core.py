@@ -78,17 +78,32 @@ def test_dask_out_of_core_equals_in_process(corpus, tmp_path):
     assert _same(ref, ooc) and os.listdir(folder) == []
 
 
-def test_out_of_core_validate_names_the_bad_row_group(tmp_path):
+def test_out_of_core_validate_reads_nothing_and_the_first_map_names_the_bad_row_group(tmp_path, monkeypatch):
+    """Out of core every task reads its piece again, so validate reads none (it used to read
+    each piece once more than the fit): the first map over the data raises the first bad row
+    group's error, in partition order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from bnpdist.data import CorpusError, scan
+    from bnpdist.data.source import ParquetSource
     path = tmp_path / "bad.parquet"
-    table = pa.table({"doc_id": pa.array([0, 1], pa.int64()),
-                      "token_ids": pa.array([[0, 1], [1, 5]], pa.list_(pa.int32())),
-                      "counts": pa.array([[1.0, 2.0], [-1.0, 1.0]], pa.list_(pa.float64()))})
+    table = pa.table({"doc_id": pa.array([0, 1, 2], pa.int64()),
+                      "token_ids": pa.array([[0, 1], [1, 5], [2, 11]], pa.list_(pa.int32())),
+                      "counts": pa.array([[1.0, 2.0], [-1.0, 1.0], [1.0, 1.0]], pa.list_(pa.float64()))})
     pq.write_table(table, path, row_group_size=1)
     corpus = scan(str(path), vocab_size=10)
+    reads, real = [], ParquetSource.read
+    monkeypatch.setattr(ParquetSource, "read", lambda self, i: (reads.append(i), real(self, i))[1])
     for engine in (LocalEngine(out_of_core=tmp_path / "a"), DaskEngine(n_workers=1, dashboard=False,
                                                                         out_of_core=tmp_path / "b")):
-        with engine as e, pytest.raises(CorpusError, match="row group 1: column 'counts': negative count"):
-            e.validate(e.partitions(corpus))
+        reads.clear()
+        with engine as e:
+            data = e.validate(e.partitions(corpus))
+            assert reads == []
+            with pytest.raises(CorpusError, match="row group 1: column 'counts': negative count"):
+                e.map_gather(_rows, data)
+            assert {0, 1} <= set(reads)    # the map read them
+
+
+def _rows(block, seed):
+    return block.n_rows

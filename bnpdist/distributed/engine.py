@@ -65,10 +65,6 @@ def _select_list(select, *values):
     return [select(loaded(v)) for v in values]
 
 
-def _read(block, seed):
-    """Nothing: the task's reading its partition checks it."""
-
-
 def configured_scheduler() -> str | None:
     """The scheduler address Dask's config names (``DASK_SCHEDULER_ADDRESS``), or None."""
     return dask.config.get("scheduler-address", None)
@@ -219,10 +215,12 @@ class DaskEngine(Engine):
         return partition(self.client, source, n_partitions, bounds, self.out_of_core is not None)
 
     def validate(self, data: DistData) -> DistData:
-        futures = data.futures
-        if self.out_of_core is not None and data.corpus is not None:   # read each piece once
-            futures = self.map(_read, data, key="validate")
-        for f in futures:  # in order: the first failure in order is known once seen
+        """Wait for every partition, raising the first error in partition order; out of core
+        nothing is read here: each task's read checks its piece, so the first map over the data
+        raises a bad piece's error (in partition order) before any later work."""
+        if self.out_of_core is not None and data.corpus is not None:
+            return data
+        for f in data.futures:  # in order: the first failure in order is known once seen
             exc = f.exception()
             if exc is not None:
                 raise exc

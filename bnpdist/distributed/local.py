@@ -51,9 +51,8 @@ class LocalEngine(Engine):
                         src.piece_rows, LOCAL, src.corpus)
 
     def validate(self, data: DistData) -> DistData:
-        for part in data.futures:   # read (and checked) when partitioned, or read here
-            if isinstance(part, Unread):
-                loaded(part)
+        """``data``: in memory its partitions were read (and checked) when partitioned; out of
+        core each map's read checks its piece, so the first map raises the first bad one's error."""
         return data
 
     def labels(self, data: DistData, y=None) -> DistData:

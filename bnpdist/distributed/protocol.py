@@ -104,7 +104,9 @@ class Engine(Protocol):
 
     def validate(self, data: DistData) -> DistData:
         """Wait until every partition is loaded; raise the first error in partition order (a
-        Parquet partition's ``CorpusError``), so bad input is refused before any work."""
+        Parquet partition's ``CorpusError``), so bad input is refused before any work.  Out of
+        core, where every task reads its partition again, nothing is read here: the first map
+        over the data raises the first bad partition's error, in partition order."""
 
     def labels(self, data: DistData, y=None) -> DistData:
         """Row labels partitioned like ``data``: ``y`` split, or the Parquet label column."""
