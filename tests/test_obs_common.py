@@ -151,6 +151,48 @@ def test_merge_equals_pooled(name):
 
 
 @pytest.mark.parametrize("name", FAMILIES)
+@pytest.mark.parametrize("same", [False, True])
+def test_merge_marginals_equal_the_pooled_log_marginals_bit_for_bit(name, same, rng):
+    """A family's merge_marginals (the merge stage's gains) returns exactly the floats of
+    log_marginal on A, B and each pooled pair A[i] + B[j] (the base class's evaluation), with
+    soft and hard statistics, clusters that share words and clusters that share none."""
+    from bnpdist.obs.base import ObsFamily, pooled
+    fam, block = make_case(name, 4, n=30)
+    n = n_rows(block)
+    A = fam.stats(block, soft_resp(rng, n, 5)).concat(fam.stats_hard(block, np.arange(n) % 4, 4))
+    B = A if same else fam.stats(block, soft_resp(rng, n, 3)).concat(fam.stats_hard(block, np.arange(n) % 2, 2))
+    ia = rng.integers(0, A.K, 300)              # more pairs than one chunk of the base evaluation
+    jb = rng.integers(0, B.K, 300)
+    got = fam.merge_marginals(A, B, ia, jb)
+    ref = ObsFamily.merge_marginals(fam, A, B, ia, jb)
+    for g, r in zip(got, ref):
+        assert np.array_equal(g, r)
+    assert np.array_equal(got[0], fam.log_marginal(A)) and np.array_equal(got[1], fam.log_marginal(B))
+    np.testing.assert_allclose(got[2][:5], fam.log_marginal(pooled(A, B, ia[:5], jb[:5])), rtol=0)
+
+
+def test_log_evidence_kernels_match_gammaln():
+    """log_evidence_terms / log_evidence_pairs against Σ_v [lgamma(b_v + c_v) − lgamma(b_v)]
+    (numpy reference) on integer, soft and zero counts."""
+    from scipy.special import gammaln
+    from bnpdist.kernels.multinomial import log_evidence_pairs, log_evidence_terms
+    rng = np.random.default_rng(0)
+    bb = rng.random(9) + 0.1
+    C = rng.poisson(1.0, (6, 9)) * rng.choice([1.0, 0.37], (6, 9))
+    C[0, 2], C[1, 3] = 40.0, 1e6
+    ref = lambda X: (gammaln(bb + X) - gammaln(bb)).sum(axis=1)
+    T, out = np.zeros_like(C), np.empty(6)
+    log_evidence_terms(C, bb, T, out)
+    np.testing.assert_allclose(out, ref(C), rtol=1e-12)
+    nz = C != 0
+    np.testing.assert_allclose(T[nz], (gammaln(bb + C) - gammaln(bb))[nz], rtol=1e-12)
+    ia, jb = np.array([0, 1, 2, 5, 3]), np.array([1, 1, 4, 0, 3])
+    pairs = np.empty(5)
+    log_evidence_pairs(C, C, T, T, ia, jb, bb, pairs)
+    np.testing.assert_allclose(pairs, ref(C[ia] + C[jb]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
 def test_stats_hard_equals_one_hot_stats(name):
     fam, block = make_case(name, 4)
     labels = np.arange(n_rows(block)) % 4

@@ -216,21 +216,65 @@ def log_pred_block(indptr, indices, data, hyper, state, nslots, out):
 
 
 @numba.njit(nogil=True, cache=True)
-def log_evidence_words(counts, bb, out):
-    """out[k] = Σ_v log (βb_v)^(N_kv) = Σ_v [lgamma(βb_v + N_kv) − lgamma(βb_v)] (zeros skipped)."""
+def _word_term(b, lgb, c):
+    """log b^(c) for c ≠ 0: :func:`log_rising` for small integer c, else lgamma(b + c) − ``lgb``."""
+    if c <= MAX_PRODUCT and c == math.floor(c):
+        return log_rising(b, c)
+    return math.lgamma(b + c) - lgb
+
+
+@numba.njit(nogil=True, cache=True)
+def _lgamma_all(bb):
     lg = np.empty(bb.shape[0])
     for v in range(bb.shape[0]):
         lg[v] = math.lgamma(bb[v])
+    return lg
+
+
+@numba.njit(nogil=True, cache=True)
+def log_evidence_words(counts, bb, out):
+    """out[k] = Σ_v log (βb_v)^(N_kv) = Σ_v [lgamma(βb_v + N_kv) − lgamma(βb_v)] (zeros skipped)."""
+    log_evidence_terms(counts, bb, np.empty((0, 0)), out)
+
+
+@numba.njit(nogil=True, cache=True)
+def log_evidence_terms(counts, bb, terms, out):
+    """:func:`log_evidence_words` (``out``) keeping its terms when ``terms`` has rows:
+    terms[k, v] = log (βb_v)^(N_kv) where N_kv ≠ 0 (other entries are not written)."""
+    lg = _lgamma_all(bb)
+    keep = terms.shape[0] > 0
     for k in range(counts.shape[0]):
         s = 0.0
         for v in range(counts.shape[1]):
             c = counts[k, v]
             if c != 0.0:
-                if c <= MAX_PRODUCT and c == math.floor(c):
-                    s += log_rising(bb[v], c)
-                else:
-                    s += math.lgamma(bb[v] + c) - lg[v]
+                t = _word_term(bb[v], lg[v], c)
+                if keep:
+                    terms[k, v] = t
+                s += t
         out[k] = s
+
+
+@numba.njit(nogil=True, cache=True)
+def log_evidence_pairs(A, B, TA, TB, ia, jb, bb, out):
+    """out[t] = :func:`log_evidence_words` of the pooled counts A[ia[t]] + B[jb[t]], the terms of
+    :func:`log_evidence_terms` (``TA``, ``TB``) reused where one side is zero (there the pooled
+    count is the other side's, bit for bit); the sum runs over v in the same order."""
+    lg = _lgamma_all(bb)
+    for t in range(ia.shape[0]):
+        i, j = ia[t], jb[t]
+        s = 0.0
+        for v in range(A.shape[1]):
+            a, b = A[i, v], B[j, v]
+            c = a + b
+            if c != 0.0:
+                if b == 0.0:
+                    s += TA[i, v]
+                elif a == 0.0:
+                    s += TB[j, v]
+                else:
+                    s += _word_term(bb[v], lg[v], c)
+        out[t] = s
 
 
 # --- explicit-parameter draws (the sub-cluster sampler) ---------------------------------

@@ -33,6 +33,10 @@ from ..data.blocks import Block
 from ..params import Params
 
 
+#: pooled pairs whose log-marginals :meth:`ObsFamily.merge_marginals` evaluates in one call
+POOL_CHUNK = 256
+
+
 @dataclass(frozen=True, eq=False)
 class SuffStats:
     """Per-cluster additive statistics.
@@ -134,6 +138,16 @@ class SuffStats:
                             for k, v in arrays.items() if k.startswith(prefix)})
 
 
+def pooled(A: SuffStats, B: SuffStats, i: np.ndarray, j: np.ndarray) -> SuffStats:
+    """A[i] + B[j] (= ``A.take(i) + B.take(j)``), gathered into one buffer per field."""
+    out = {}
+    for name, a in A.arrays.items():
+        o = np.take(a, i, axis=0)
+        o += np.take(B.arrays[name], j, axis=0)
+        out[name] = o
+    return SuffStats(A.family, out)
+
+
 class ObsFamily(Params, ABC):
     """A conjugate observation model F with prior H: statistics, marginals, predictives.
 
@@ -216,6 +230,17 @@ class ObsFamily(Params, ABC):
     @abstractmethod
     def log_marginal(self, stats: SuffStats) -> np.ndarray:
         """log p(x_{cluster k}) = log ∫ Π_{i∈k} F(x_i|θ) H(dθ) dθ, shape (K,) (hard stats)."""
+
+    def merge_marginals(self, A: SuffStats, B: SuffStats, ia: np.ndarray, jb: np.ndarray):
+        """``(log_marginal(A), log_marginal(B), log_marginal of A[ia[t]] + B[jb[t]] per t)``, the
+        pooled pairs in chunks of :data:`POOL_CHUNK` (``B is A``: one evaluation of A).  A family
+        may override it with a faster evaluation of the same numbers."""
+        la = self.log_marginal(A)
+        lb = la if B is A else self.log_marginal(B)
+        lab = np.empty(len(ia))
+        for s in range(0, len(ia), POOL_CHUNK):
+            lab[s:s + POOL_CHUNK] = self.log_marginal(pooled(A, B, ia[s:s + POOL_CHUNK], jb[s:s + POOL_CHUNK]))
+        return la, lb, lab
 
     @abstractmethod
     def log_predictive(self, block: Block, stats: SuffStats) -> np.ndarray:

@@ -184,6 +184,25 @@ class Multinomial(ObsFamily):
         kern.log_evidence_words(np.ascontiguousarray(stats["counts"], dtype=np.float64), self._bb(), words)
         return gammaln(self.beta) - gammaln(self.beta + stats["total"]) + words
 
+    def merge_marginals(self, A: SuffStats, B: SuffStats, ia, jb):
+        """:meth:`ObsFamily.merge_marginals` without gathering the pooled counts: each word's
+        term of A's and B's evidence is kept and reused for the pooled pair where the other side
+        has no count (:func:`~bnpdist.kernels.multinomial.log_evidence_pairs`; the same floats)."""
+        bb = self._bb()
+        ia, jb = np.asarray(ia, dtype=np.int64), np.asarray(jb, dtype=np.int64)
+
+        def terms(S):
+            C = np.ascontiguousarray(S["counts"], dtype=np.float64)
+            T, words = np.empty_like(C), np.empty(S.K)
+            kern.log_evidence_terms(C, bb, T, words)
+            return C, T, gammaln(self.beta) - gammaln(self.beta + S["total"]) + words
+
+        CA, TA, la = terms(A)
+        CB, TB, lb = (CA, TA, la) if B is A else terms(B)
+        words = np.empty(len(ia))
+        kern.log_evidence_pairs(CA, CB, TA, TB, ia, jb, bb, words)
+        return la, lb, gammaln(self.beta) - gammaln(self.beta + (A["total"][ia] + B["total"][jb])) + words
+
     def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
         block = self._block(block)
         K = stats.K

@@ -99,6 +99,11 @@ class Polya(Multinomial):
     def log_marginal(self, stats: SuffStats) -> np.ndarray:
         return super().log_marginal(stats) + stats["h"]
 
+    def merge_marginals(self, A: SuffStats, B: SuffStats, ia, jb):
+        la, lb, lab = super().merge_marginals(A, B, ia, jb)
+        la_h = la + A["h"]
+        return la_h, (la_h if B is A else lb + B["h"]), lab + (A["h"][ia] + B["h"][jb])
+
     def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
         T, h = self.tables(block)
         return super().log_predictive(T, stats) + h[:, None]
