@@ -188,8 +188,8 @@ class Multinomial(ObsFamily):
         """:meth:`ObsFamily.merge_marginals` without gathering the pooled counts: each word's
         term of A's and B's evidence is kept and reused for the pooled pair where the other side
         has no count (:func:`~bnpdist.kernels.multinomial.log_evidence_pairs`; the same floats)."""
-        bb = self._bb()
-        ia, jb = np.asarray(ia, dtype=np.int64), np.asarray(jb, dtype=np.int64)
+        bb = self._bb()   # contiguous indices: one compiled specialisation of the kernel
+        ia, jb = np.ascontiguousarray(ia, dtype=np.int64), np.ascontiguousarray(jb, dtype=np.int64)
 
         def terms(S):
             C = np.ascontiguousarray(S["counts"], dtype=np.float64)
