@@ -42,6 +42,7 @@ from .inputs import check_init_labels, check_input, family_counts, family_vocab_
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
+from .obs.quantised import smallest_gaps
 from .params import Estimator
 from .persist import check_params, read_model, write_model
 from .priors import DP, prior_from_dict
@@ -122,14 +123,16 @@ def _kept_rows(block, seed):
 
 
 def _moments(block, seed):
-    """(rows, Σx, Σxxᵀ or None, tokens) of one partition (for the data summary)."""
+    """(rows, Σx, Σxxᵀ or None, tokens, the columns' smallest gaps or None) of one partition (for
+    the data summary; gaps: :func:`~bnpdist.obs.quantised.smallest_gaps`)."""
     if isinstance(block, CSRBlock):
-        return block.n_rows, np.bincount(block.indices, block.data, block.n_cols), None, block.data.sum()
-    return len(block), block.sum(0), block.T @ block, 0.0
+        return block.n_rows, np.bincount(block.indices, block.data, block.n_cols), None, block.data.sum(), None
+    return len(block), block.sum(0), block.T @ block, 0.0, smallest_gaps(block)
 
 
 def _add_moments(a, b):
-    return a[0] + b[0], a[1] + b[1], None if a[2] is None else a[2] + b[2], a[3] + b[3]
+    return (a[0] + b[0], a[1] + b[1], None if a[2] is None else a[2] + b[2], a[3] + b[3],
+            None if a[4] is None else np.minimum(a[4], b[4]))
 
 
 def _renumber(labels: np.ndarray, remap: np.ndarray) -> np.ndarray:
@@ -356,14 +359,14 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         obs = self.obs if self.obs is not None else (Multinomial(base="corpus") if data.kind == "csr" else Gaussian())
         if obs.block_kind != data.kind:
             raise ValueError(f"{type(obs).__name__} needs {obs.block_kind} input, got {data.kind} data")
-        n, s, ss, tokens = engine.reduce(engine.map(_moments, data, key="moments"), _add_moments)
+        n, s, ss, tokens, gaps = engine.reduce(engine.map(_moments, data, key="moments"), _add_moments)
         if data.kind == "csr":
             summary = DataSummary(int(n), data.n_features, "csr", s / max(tokens, 1e-300),
                                   mean_length=tokens / max(n, 1))
         else:
             mean = s / n
             cov = (ss - n * np.outer(mean, mean)) / max(n - 1, 1)
-            summary = DataSummary(int(n), data.n_features, "dense", mean, cov)
+            summary = DataSummary(int(n), data.n_features, "dense", mean, cov, gaps=gaps)
         return prior, obs.resolve(summary), summary
 
     def _choose(self, engine, data, prior, family, summary, config: FitConfig):

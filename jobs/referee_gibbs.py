@@ -46,6 +46,9 @@ DATA = {
                  np.array([[0.0, 0.1], [0.3, -0.2], [1.5, 1.4], [1.8, 1.2], [0.9, 0.6]])),
     "gaussian-diag": (Gaussian(np.zeros(2), 1.0, 3.0, [0.5, 0.3], covariance="diag"),
                       np.array([[0.0, 0.1], [0.3, -0.2], [1.5, 1.4], [1.8, 1.2], [0.9, 0.6]])),
+    # integer data (a repeated row) under the dequantisation floor q = 1/12 (bnpdist.obs.quantised)
+    "gaussian-floor": (Gaussian(np.zeros(2), 1.0, 4.0, 0.5 * np.eye(2), floor=[1 / 12, 1 / 12]),
+                       np.array([[0.0, 0.0], [0.0, 1.0], [2.0, 2.0], [2.0, 2.0], [1.0, 1.0]])),
     "multinomial": (Multinomial(2.0, V=4),
                     CSRBlock.from_scipy(sp.csr_matrix(np.array(
                         [[2, 1, 0, 0], [1, 1, 0, 1], [0, 0, 3, 1], [0, 1, 2, 0], [1, 0, 1, 1]],

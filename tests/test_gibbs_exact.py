@@ -23,7 +23,7 @@ SWEEPS = 60_000 if FULL else 12_000
 
 CASES = [("bernoulli", "dp", "systematic"), ("bernoulli", "nggp", "random"),
          ("gaussian", "dp", "random"), ("gaussian", "nggp", "systematic"),
-         ("gaussian-diag", "dp", "systematic"),
+         ("gaussian-diag", "dp", "systematic"), ("gaussian-floor", "nggp", "random"),
          ("multinomial", "dp", "systematic"), ("multinomial", "nggp", "random"), ("polya", "dp", "random")]
 if FULL:
     CASES = [(f, p, s) for f in referee.DATA for p in referee.PRIORS for s in referee.THIN]

@@ -1,7 +1,8 @@
 """Properties every conjugate family must have (posterior/distributions test_models.py).
 
 Each test runs on every family (Multinomial, Polya, Gaussian, DiagGaussian, Bernoulli) through the
-public API and the row kernels.
+public API and the row kernels; "+floor" is the Gaussian family on gridded data with the
+dequantisation floor (floor="resolution") its resolve() takes from the data.
 """
 import json
 
@@ -11,8 +12,9 @@ from hypothesis import given, settings, strategies as st
 
 from bnpdist.data.blocks import CSRBlock
 from bnpdist.obs import Bernoulli, DataSummary, Gaussian, Multinomial, Polya, family_from_dict
+from bnpdist.obs.quantised import smallest_gaps
 
-FAMILIES = ["Multinomial", "Polya", "Gaussian", "DiagGaussian", "Bernoulli"]
+FAMILIES = ["Multinomial", "Polya", "Gaussian", "DiagGaussian", "Gaussian+floor", "DiagGaussian+floor", "Bernoulli"]
 SEEDS = settings(max_examples=6, derandomize=True, deadline=None)
 
 
@@ -30,12 +32,20 @@ def make_case(name, seed, n=14):
         base = rng.random(V) + 0.5
         fam = Multinomial(base=base) if name == "Multinomial" else Polya(s=rng.uniform(1.0, 40.0), base=base)
         return fam.resolve(DataSummary(n, V, "csr")), CSRBlock.from_scipy(C)
-    if name in ("Gaussian", "DiagGaussian"):
+    if name.startswith(("Gaussian", "DiagGaussian")):
         d = 3
         X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + 5.0
-        summary = DataSummary(n, d, "dense", mean=X.mean(0), cov=np.cov(X.T))
-        cov = "diag" if name == "DiagGaussian" else "full"
-        return Gaussian(kappa0=0.5, covariance=cov).resolve(summary), X
+        gaps = None
+        if name.endswith("+floor"):              # steps 0.5, 1, 2: repeated values in every column
+            step = np.array([0.5, 1.0, 2.0])
+            X = np.round(X / step) * step
+            gaps = smallest_gaps(X)
+        summary = DataSummary(n, d, "dense", mean=X.mean(0), cov=np.cov(X.T), gaps=gaps)
+        cov = "diag" if name.startswith("Diag") else "full"
+        floor = "resolution" if name.endswith("+floor") else None
+        fam = Gaussian(kappa0=0.5, covariance=cov, floor=floor).resolve(summary)
+        assert (fam.floor is not None and np.all(fam.floor > 0)) == name.endswith("+floor")
+        return fam, X
     d = 6
     X = (rng.random((n, d)) < rng.random(d)).astype(float)
     return Bernoulli(a=rng.random(d) + 0.5, b=2.0).resolve(DataSummary(n, d, "dense")), X
@@ -234,7 +244,7 @@ def test_row_kernel_matches_block_api_and_empty_slot_is_prior(name, rng):
 def test_params_round_trip(name):
     fam, _ = make_case(name, 7)
     params = json.loads(json.dumps(fam.to_dict()))
-    assert params["type"] == name
+    assert params["type"] == name.split("+")[0]
     again = family_from_dict(params)
     assert type(again) is type(fam) and again.to_dict() == fam.to_dict()
     unresolved = type(fam)()

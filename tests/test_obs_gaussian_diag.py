@@ -122,15 +122,19 @@ def test_principal_halves_add_up_and_cut_the_widest_coordinate(rng):
     np.testing.assert_allclose(h["sxx"] / h.n[:, None], ref["sxx"] / ref.n[:, None], rtol=0.02)
 
 
-def test_draws_match_the_posterior_and_loglik_matches_scipy(rng):
-    fam = family(rng, 3)
+@pytest.mark.parametrize("floor", [None, [0.2, 0.0, 0.05]])
+def test_draws_match_the_posterior_and_loglik_matches_scipy(floor, rng):
+    """Draws from the posterior; log F(x | θ) is scipy's (with a floor q: minus ½ Σ_j q_j/σ²_j)."""
+    fam = family(rng, 3).replace(floor=floor)
     X = data(rng, 40, 3, offset=1.0)
     stats = fam.stats_hard(X, np.repeat([0, 1], 20), 2)
     P, B, cst = params = sample_params(fam, stats, rng)
     mean, sd = B / P, 1.0 / P
+    q = np.zeros(3) if floor is None else np.array(floor)
     ll = loglik(fam, X, params, np.array([[0, 1]]))
     for k in range(2):
-        np.testing.assert_allclose(ll[:, k], ss.norm(mean[k], sd[k]).logpdf(X).sum(axis=1), rtol=1e-9)
+        np.testing.assert_allclose(ll[:, k], ss.norm(mean[k], sd[k]).logpdf(X).sum(axis=1) - 0.5 * (q / sd[k] ** 2).sum(),
+                                   rtol=1e-9)
     sel = rng.integers(0, 2, size=(40, 3))
     np.testing.assert_allclose(loglik(fam, X, params, sel), np.take_along_axis(ll, sel, 1), rtol=1e-12)
     draws = [sample_params(fam, stats, rng) for _ in range(4000)]

@@ -19,8 +19,13 @@ Kernel state (``Kcap`` = capacity; leading axis Kcap throughout)::
     W (Kcap, d, d)  Wmu (Kcap, d) = W μ_n  cst (Kcap,)  dof (Kcap,) = ν'   cached predictive
     aux (Kcap, 2) = [log|Σ|, estimated relative rounding error of the cache]
 
-``hyper = (mu0 (d,), Lambda0 (d, d), scal (2,) = [κ0, ν0])``.  Scoring a row costs d(d+1)/2
+``hyper = (mu0 (d,), Lambda0 (d, d), scal (2,) = [κ0, ν0], q (d,))``.  Scoring a row costs d(d+1)/2
 multiply-adds per cluster (z = Wx − Wμ_n, W lower triangular).
+
+With a floor q ≠ 0 (:mod:`bnpdist.obs.quantised`: the scatter gains n·diag(q)), the cache holds
+the predictive as the ratio of marginals: the Student-t above with Λ_n + (n+1)Q in place of Λ_n,
+times (|Λ_n + nQ|/|Λ_n + (n+1)Q|)^{ν_n/2} (in ``cst``); a row's update changes Λ by more than
+rank one, so :func:`add_row` then recomputes the cache (:func:`refresh`, O(d³)).
 
 Updates in O(d²).  Adding weight w of x (w < 0 removes; fractional in ADF/EP) changes Λ_n by
 a rank one term, Λ_{n+w} = Λ_n + c v vᵀ with v = x − μ_n (the old mean) and
@@ -75,30 +80,59 @@ EMPTY = 1e-6
 
 
 @numba.njit(nogil=True, cache=True)
+def floored(q):
+    """Whether the floor q has a positive entry."""
+    for j in range(q.shape[0]):
+        if q[j] > 0.0:
+            return True
+    return False
+
+
+@numba.njit(nogil=True, cache=True)
+def cholesky(B, f, A):
+    """A = chol(f B) (lower, written into A; B symmetric, its lower triangle read); returns log|f B|."""
+    d = B.shape[0]
+    logdet = 0.0
+    for j in range(d):
+        s = f * B[j, j]
+        for p in range(j):
+            s -= A[j, p] * A[j, p]
+        A[j, j] = math.sqrt(s)
+        logdet += 2.0 * math.log(A[j, j])
+        for i in range(j + 1, d):
+            s = f * B[i, j]
+            for p in range(j):
+                s -= A[i, p] * A[j, p]
+            A[i, j] = s / A[j, j]
+    return logdet
+
+
+@numba.njit(nogil=True, cache=True)
 def refresh(hyper, state, k):
     """Recompute the cached predictive (W, Wmu, cst, dof, aux) of cluster k from its statistics
-    (O(d³)): Cholesky of Σ = f Λ_n and its triangular inverse."""
-    mu0, Lambda0, scal = hyper
+    (O(d³)): Cholesky of Σ = f Λ_n (Λ_n + (n+1)Q with a floor) and its triangular inverse."""
+    mu0, Lambda0, scal, q = hyper
     n, sx, sxx, W, Wmu, cst, dof, aux = state
     d = mu0.shape[0]
     kn = scal[0] + n[k]
     df = scal[1] + n[k] - d + 1.0
     m = sx[k] / kn                      # μ_n − μ0
     f = (kn + 1.0) / (kn * df)
-    # Cholesky (lower) of Σ = f Λ_n, in place in A
-    A = np.empty((d, d))
-    logdet = 0.0
+    B = np.empty((d, d))                # Λ_n (lower triangle)
     for j in range(d):
-        s = f * (Lambda0[j, j] + sxx[k, j, j] - kn * m[j] * m[j])
-        for p in range(j):
-            s -= A[j, p] * A[j, p]
-        A[j, j] = math.sqrt(s)
-        logdet += 2.0 * math.log(A[j, j])
-        for i in range(j + 1, d):
-            s = f * (Lambda0[i, j] + sxx[k, i, j] - kn * m[i] * m[j])
-            for p in range(j):
-                s -= A[i, p] * A[j, p]
-            A[i, j] = s / A[j, j]
+        for i in range(j, d):
+            B[i, j] = Lambda0[i, j] + sxx[k, i, j] - kn * m[i] * m[j]
+    correction = 0.0
+    A = np.empty((d, d))
+    if floored(q):                      # ν_n/2 (log|Λ_n + nQ| − log|Λ_n + (n+1)Q|)
+        for j in range(d):
+            B[j, j] += n[k] * q[j]
+        correction = 0.5 * (scal[1] + n[k]) * cholesky(B, 1.0, A)
+        for j in range(d):
+            B[j, j] += q[j]
+        correction -= 0.5 * (scal[1] + n[k]) * cholesky(B, 1.0, A)
+    # Cholesky (lower) of Σ = f B, in place in A
+    logdet = cholesky(B, f, A)
     # W = A^{-1}, lower triangular
     Wk = W[k]
     Wk[:, :] = 0.0
@@ -115,7 +149,7 @@ def refresh(hyper, state, k):
             s += Wk[i, j] * (mu0[j] + m[j])
         Wmu[k, i] = s
     cst[k] = (math.lgamma(0.5 * (df + d)) - math.lgamma(0.5 * df)
-              - 0.5 * d * math.log(df * math.pi) - 0.5 * logdet)
+              - 0.5 * d * math.log(df * math.pi) - 0.5 * logdet + correction)
     dof[k] = df
     aux[k, 0] = logdet
     aux[k, 1] = 0.0
@@ -185,7 +219,7 @@ def rank_one(state, k, v, c, f_old, f_new):
 def add_row(xa, xb, hyper, state, k, w):
     """Kernel contract: (n, s, S)_k += w·(1, y, yyᵀ) with y = x − μ0; cluster k's cache follows
     by a rank-one update in O(d²), or :func:`refresh` (see the module docstring for when)."""
-    mu0, Lambda0, scal = hyper
+    mu0, Lambda0, scal, q = hyper
     n, sx, sxx, W, Wmu, cst, dof, aux = state
     d = xa.shape[0]
     kn = scal[0] + n[k]
@@ -198,7 +232,7 @@ def add_row(xa, xb, hyper, state, k, w):
         sx[k, i] += wy
         for j in range(d):
             sxx[k, i, j] += wy * (xa[j] - mu0[j])
-    if abs(n[k]) < EMPTY or aux[k, 1] + UNIT >= MAX_ERR:
+    if abs(n[k]) < EMPTY or aux[k, 1] + UNIT >= MAX_ERR or floored(q):
         refresh(hyper, state, k)
         return
     kn1 = scal[0] + n[k]

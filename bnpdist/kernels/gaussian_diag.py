@@ -17,9 +17,11 @@ Kernel state (``Kcap`` = capacity; leading axis Kcap throughout)::
     n (Kcap,)  sx (Kcap, d)  sxx (Kcap, d)                  statistics (about μ0)
     loc (Kcap, d) = μ_n   prec (Kcap, d) = 1/(ν_n σ²)   cst (Kcap,)   dof (Kcap,) = ν_n
 
-``hyper = (mu0 (d,), lam0 (d,), scal (2,) = [κ0, ν0])``.  Scoring a row costs 3d flops and one
+``hyper = (mu0 (d,), lam0 (d,), scal (2,) = [κ0, ν0], q (d,))``.  Scoring a row costs 3d flops and one
 logarithm per cluster (the product is logged when it would overflow); ``add_row`` recomputes
-cluster k's cache from its statistics in O(d), so no rounding accumulates.
+cluster k's cache from its statistics in O(d), so no rounding accumulates.  With a floor q
+(:mod:`bnpdist.obs.quantised`: λ_nj gains n q_j) the cache holds the ratio of marginals: the
+Student-t's with λ_nj + q_j in place of λ_nj, times Π_j (λ_nj/(λ_nj + q_j))^{ν_n/2} (in ``cst``).
 """
 import math
 
@@ -33,7 +35,7 @@ BIG = 1e280
 @numba.njit(nogil=True, cache=True)
 def refresh(hyper, state, k):
     """Cached predictive (loc, prec, cst, dof) of cluster k from its statistics (O(d))."""
-    mu0, lam0, scal = hyper
+    mu0, lam0, scal, q = hyper
     n, sx, sxx, loc, prec, cst, dof = state
     d = mu0.shape[0]
     kn = scal[0] + n[k]
@@ -42,6 +44,10 @@ def refresh(hyper, state, k):
     c = d * (math.lgamma(0.5 * (nun + 1.0)) - math.lgamma(0.5 * nun) - 0.5 * math.log(nun * math.pi))
     for j in range(d):
         lam = lam0[j] + sxx[k, j] - sx[k, j] * sx[k, j] / kn
+        if q[j] > 0.0:
+            lam += n[k] * q[j]
+            c += 0.5 * nun * (math.log(lam) - math.log(lam + q[j]))
+            lam += q[j]
         s2 = f * lam
         loc[k, j] = mu0[j] + sx[k, j] / kn
         prec[k, j] = 1.0 / (nun * s2)

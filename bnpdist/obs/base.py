@@ -292,3 +292,4 @@ class DataSummary:
     mean: np.ndarray | None = None  # dense: column means (d,); csr: mean token frequency (V,)
     cov: np.ndarray | None = None   # dense: (d, d) covariance
     mean_length: float | None = None  # csr: mean tokens per row
+    gaps: np.ndarray | None = None  # dense: (d,) smallest gap between a column's values (obs.quantised)

@@ -9,6 +9,7 @@ from scipy.special import gammaln
 
 from ..kernels import gaussian as kern
 from .base import DataSummary, ObsFamily, SuffStats
+from .quantised import dequantisation_floor
 from .registry import family_class
 
 #: resolve() defaults: κ0, ν0 − d, the within-cluster fraction c (E[Σ] = c·C of the data
@@ -63,6 +64,44 @@ def data_scale(cov, d: int, diagonal: bool = False) -> np.ndarray:
     return cov
 
 
+#: ``floor`` value: the dequantisation floor of the data's resolution (:mod:`bnpdist.obs.quantised`)
+RESOLUTION = "resolution"
+
+
+def check_floor(floor, d):
+    """Validate a ``floor`` parameter (None, :data:`RESOLUTION`, a number or a (d,) vector, finite
+    and ≥ 0); returns it as given, or as an array when it was array-like (so that a stored array
+    keeps its identity)."""
+    if floor is None or (isinstance(floor, str) and floor == RESOLUTION):
+        return floor
+    if isinstance(floor, str):
+        raise ValueError(f"floor must be None, {RESOLUTION!r}, a number or a vector, got {floor!r}")
+    value = floor if np.isscalar(floor) else np.asarray(floor, dtype=np.float64)
+    q = np.asarray(value, dtype=np.float64)
+    if q.ndim > 1 or (q.ndim == 1 and d is not None and q.shape != (d,)):
+        raise ValueError(f"floor must be a number or have shape ({d},), got shape {q.shape}")
+    if not (np.all(np.isfinite(q)) and np.all(q >= 0)):
+        raise ValueError("floor must be finite and non-negative")
+    return value
+
+
+def resolve_floor(floor, summary: DataSummary, d: int) -> np.ndarray | None:
+    """The floor of a resolved family: None (no floor) or ``floor`` as given, and for
+    :data:`RESOLUTION` the (d,) dequantisation floor of the data's resolution
+    (:mod:`bnpdist.obs.quantised`; 0 where the summary has none)."""
+    if floor is None or not isinstance(floor, str):
+        return floor
+    return np.zeros(d) if summary.gaps is None else dequantisation_floor(summary.gaps)
+
+
+def dequantised_cov(cov, floor, d: int):
+    """The covariance C + diag(q) of the data dequantised by noise of variances q = ``floor`` (a
+    resolved floor: None, a number or (d,)); ``cov`` None (unknown) stays None."""
+    if cov is None or floor is None or not np.any(np.asarray(floor) > 0):
+        return cov
+    return np.asarray(cov, dtype=np.float64) + np.diag(np.broadcast_to(np.asarray(floor, dtype=np.float64), (d,)))
+
+
 def prior_scale(nu0: float, d: int, fraction: float = COV_FRACTION) -> float:
     """Λ0 = prior_scale · C: (ν0 − d − 1)·c (at least c), so that E[Σ] = Λ0/(ν0 − d − 1) = c·C."""
     return max(nu0 - d - 1.0, 1.0) * fraction
@@ -81,14 +120,23 @@ class Gaussian(ObsFamily):
     Statistics are weighted moments about the prior mean (y = x − μ0, so that Λ_n stays
     accurate for data far from the origin): ``n`` (K,) = Σ r, ``sx`` (K, d) = Σ r y,
     ``sxx`` (K, d, d) = Σ r yyᵀ; then μ_n = μ0 + sx/κ_n and Λ_n = Λ0 + sxx − sx sxᵀ/κ_n.
-    Use :meth:`posterior_mean` for cluster means and covariances.  ``covariance="diag"``
+    Use :meth:`posterior_mean` for cluster means and covariances.
+
+    ``floor`` q (d,) ≥ 0, Q = diag(q): each row's likelihood is N(x; μ, Σ) exp(−½ tr(Σ⁻¹Q)),
+    the expected log density of the row dequantised by noise of variance q (Theis, van den Oord &
+    Bethge 2016; :mod:`bnpdist.obs.quantised`), so every formula above holds with Λ_n + nQ in
+    place of Λ_n; a row's predictive is then the ratio of marginals
+    f_k(x) = t(x; μ_n, A (κ_n+1)/(κ_n ν')) · (|Λ_n + nQ|/|A|)^{ν_n/2}, A = Λ_n + (n+1)Q, ν' = ν_n−d+1.
+    ``floor="resolution"``: :meth:`resolve` takes q_j = δ_j²/12 for the step δ_j of column j's
+    recorded values (its smallest gap); None (the default) is no floor.  ``covariance="diag"``
     builds the diagonal-covariance family instead (independent Normal–Gamma per dimension,
     :class:`~bnpdist.obs.gaussian_diag.DiagGaussian`, a subclass).
 
     Defaults filled by :meth:`resolve` from the data mean m and covariance C (each only where
     the parameter is ``None``), for a within-cluster fraction c (0.1; the automatic search's
     coordinate): μ0 = m, κ0 = 0.01, ν0 = d + 2, Λ0 = max(ν0 − d − 1, 1)·c·C, so that
-    E[Σ] = c·C (a cluster's covariance is a tenth of the data's, its mean almost anywhere).  A
+    E[Σ] = c·C (a cluster's covariance is a tenth of the data's, its mean almost anywhere); with
+    a floor, C is the covariance C + Q of the dequantised data (a constant column's is q_j).  A
     singular C gets a ridge of
     1e-6·trace(C)/d·I; C = 0 or unknown is replaced by I, an unknown mean by 0.  ``covariance``
     None resolves to "full" for d ≤ 50 and "diag" above (:data:`FULL_MAX_D`);
@@ -104,14 +152,14 @@ class Gaussian(ObsFamily):
     block_kind = "dense"
     fast_hard_stats = True
 
-    def __new__(cls, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None):
+    def __new__(cls, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None, floor=None):
         if covariance is not None and covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {COVARIANCES} or None, got {covariance!r}")
         if cls is Gaussian and covariance == "diag":
             cls = family_class("DiagGaussian")
         return super().__new__(cls)
 
-    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None):
+    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None, floor=None):
         if covariance not in (None, "full"):
             raise ValueError(f"Gaussian(covariance={covariance!r}) is built by Gaussian.__new__")
         self.covariance = covariance
@@ -131,6 +179,7 @@ class Gaussian(ObsFamily):
             raise ValueError(f"kappa0 must be positive, got {kappa0}")
         if self.nu0 is not None and d is not None and not self.nu0 > d - 1:
             raise ValueError(f"nu0 must exceed d - 1 = {d - 1}, got {nu0}")
+        self.floor = check_floor(floor, d)
 
     def __repr__(self):
         return f"Gaussian(d={self.n_features}, kappa0={self.kappa0}, nu0={self.nu0})"
@@ -158,12 +207,13 @@ class Gaussian(ObsFamily):
         if self.covariance is None and self.Lambda0 is None and d > FULL_MAX_D:
             return Gaussian(**{**self.get_params(deep=False), "covariance": "diag"}).resolve(summary, cov_fraction)
         nu0 = d + NU0_MINUS_D if self.nu0 is None else self.nu0
+        floor = resolve_floor(self.floor, summary, d)
         Lambda0 = self.Lambda0
         if Lambda0 is None:
-            Lambda0 = prior_scale(nu0, d, cov_fraction) * data_scale(summary.cov, d)
+            Lambda0 = prior_scale(nu0, d, cov_fraction) * data_scale(dequantised_cov(summary.cov, floor, d), d)
         return Gaussian(mean if self.mu0 is None else self.mu0,
                         KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0,
-                        covariance="full")
+                        covariance="full", floor=floor)
 
     # --- hyperparameters -----------------------------------------------------------------
     search_by = "evidence"
@@ -195,6 +245,13 @@ class Gaussian(ObsFamily):
         if self.mu0 is None or self.Lambda0 is None or self.kappa0 is None or self.nu0 is None:
             raise RuntimeError("Gaussian is not resolved: call .resolve(summary) first")
         return len(self.mu0)
+
+    def _floor(self) -> np.ndarray:
+        """The floor q of a resolved family as a (d,) array (0 when None)."""
+        d = self._d()
+        if isinstance(self.floor, str):
+            raise RuntimeError("Gaussian is not resolved: call .resolve(summary) first")
+        return np.zeros(d) if self.floor is None else np.broadcast_to(np.asarray(self.floor, dtype=np.float64), (d,))
 
     def _block(self, block) -> np.ndarray:
         X = np.ascontiguousarray(block, dtype=np.float64)
@@ -255,6 +312,9 @@ class Gaussian(ObsFamily):
         self._d()
         kn, nun, sx = self.kappa0 + stats.n, self.nu0 + stats.n, stats["sx"]
         Ln = self.Lambda0 + stats["sxx"] - sx[:, :, None] * sx[:, None, :] / kn[:, None, None]
+        q = self._floor()
+        if q.any():
+            Ln = Ln + stats.n[:, None, None] * np.diag(q)
         return kn, nun, self.mu0 + sx / kn[:, None], Ln
 
     def log_marginal(self, stats: SuffStats) -> np.ndarray:
@@ -278,7 +338,8 @@ class Gaussian(ObsFamily):
     # --- kernel contract -----------------------------------------------------------------
     def kernel_hyper(self) -> tuple:
         self._d()
-        return (self.mu0.copy(), np.ascontiguousarray(self.Lambda0), np.array([self.kappa0, self.nu0]))
+        return (self.mu0.copy(), np.ascontiguousarray(self.Lambda0), np.array([self.kappa0, self.nu0]),
+                np.array(self._floor()))
 
     def kernel_state(self, stats: SuffStats, capacity: int) -> tuple:
         d, K = self._d(), stats.K
@@ -305,7 +366,8 @@ class Gaussian(ObsFamily):
 
     # --- explicit-parameter draws (:mod:`bnpdist.obs.draws`) ---------------------------
     def draw_params(self, stats, rng) -> tuple:
-        """``(mean (K, d), Ct (K, d, d) = Cᵀ upper, cst (K,))`` with Σ⁻¹ = C Cᵀ."""
+        """``(mean (K, d), Ct (K, d, d) = Cᵀ upper, cst (K,))`` with Σ⁻¹ = C Cᵀ; ``cst`` holds the
+        floor's −½ tr(Σ⁻¹Q) = −½ Σ_j q_j ‖C_j‖²."""
         kn, nun, mun, Ln = self._posterior(stats)
         K, d = mun.shape
         inv = np.linalg.inv(Ln)
@@ -318,7 +380,8 @@ class Gaussian(ObsFamily):
         Ct = np.ascontiguousarray(np.swapaxes(C, 1, 2))
         eps = rng.standard_normal((K, d, 1)) / np.sqrt(kn)[:, None, None]
         mean = mun + np.linalg.solve(Ct, eps)[:, :, 0]                      # μ ~ N(μ_n, Σ/κ_n)
-        cst = -0.5 * d * _LOG_2PI + np.log(np.diagonal(C, axis1=1, axis2=2)).sum(axis=1)
+        cst = (-0.5 * d * _LOG_2PI + np.log(np.diagonal(C, axis1=1, axis2=2)).sum(axis=1)
+               - 0.5 * ((C * C).sum(axis=2) * self._floor()).sum(axis=1))
         return np.ascontiguousarray(mean), Ct, cst
 
     def params_loglik(self, block, params, sel, out):

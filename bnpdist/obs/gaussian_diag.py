@@ -7,7 +7,8 @@ from scipy.special import gammaln
 
 from ..kernels import gaussian_diag as kern
 from .base import DataSummary, SuffStats
-from .gaussian import _LOG_2PI, COV_FRACTION, KAPPA0, NU0_MINUS_D, Gaussian, data_scale, prior_scale
+from .gaussian import (_LOG_2PI, COV_FRACTION, KAPPA0, NU0_MINUS_D, Gaussian, check_floor, data_scale,
+                       dequantised_cov, prior_scale, resolve_floor)
 
 
 class DiagGaussian(Gaussian):
@@ -22,7 +23,9 @@ class DiagGaussian(Gaussian):
         f_k(x)     = Π_j t_{ν_n}(x_j; μ_nj, λ_nj (κ_n+1)/(κ_n ν_n)).
 
     ``nu0`` is the degrees of freedom of each coordinate's variance (so ν0 > 0; ν0 > 2 gives
-    E[σ²_j] = λ0_j/(ν0−2)) and ``Lambda0`` the (d,) vector of the λ0_j.  Statistics are weighted moments about μ0 per dimension: ``n`` (K,),
+    E[σ²_j] = λ0_j/(ν0−2)) and ``Lambda0`` the (d,) vector of the λ0_j.  ``floor`` q (d,): as
+    for :class:`Gaussian`, λ_nj gains n q_j (dequantisation; ``"resolution"``: q_j = δ_j²/12 from
+    the data).  Statistics are weighted moments about μ0 per dimension: ``n`` (K,),
     ``sx`` (K, d) = Σ r y, ``sxx`` (K, d) = Σ r y², y = x − μ0.  Defaults (:meth:`resolve`)
     follow :class:`Gaussian`'s rules with d = 1 in each coordinate (:data:`~bnpdist.obs.gaussian.NU0_MINUS_D`,
     :func:`~bnpdist.obs.gaussian.prior_scale` on the data variances).
@@ -30,7 +33,7 @@ class DiagGaussian(Gaussian):
 
     name = "DiagGaussian"
 
-    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance="diag"):
+    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance="diag", floor=None):
         if covariance != "diag":
             raise ValueError(f"DiagGaussian has covariance='diag', got {covariance!r}")
         self.covariance = covariance
@@ -49,6 +52,7 @@ class DiagGaussian(Gaussian):
             raise ValueError(f"kappa0 must be positive, got {kappa0}")
         if self.nu0 is not None and not self.nu0 > 0:
             raise ValueError(f"nu0 must be positive, got {nu0}")
+        self.floor = check_floor(floor, d)
 
     def __repr__(self):
         return f"Gaussian(d={self.n_features}, kappa0={self.kappa0}, nu0={self.nu0}, covariance='diag')"
@@ -57,11 +61,13 @@ class DiagGaussian(Gaussian):
     def resolve(self, summary: DataSummary, cov_fraction: float = COV_FRACTION) -> "DiagGaussian":
         mean, d = self._summary(summary)
         nu0 = 1.0 + NU0_MINUS_D if self.nu0 is None else self.nu0
+        floor = resolve_floor(self.floor, summary, d)
         Lambda0 = self.Lambda0
         if Lambda0 is None:
-            Lambda0 = prior_scale(nu0, 1, cov_fraction) * data_scale(summary.cov, d, diagonal=True)
+            Lambda0 = prior_scale(nu0, 1, cov_fraction) * data_scale(dequantised_cov(summary.cov, floor, d), d,
+                                                                     diagonal=True)
         return DiagGaussian(mean if self.mu0 is None else self.mu0,
-                            KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0)
+                            KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0, floor=floor)
 
     # --- statistics ----------------------------------------------------------------------
     def zero_stats(self, K: int) -> SuffStats:
@@ -112,7 +118,11 @@ class DiagGaussian(Gaussian):
         """(κ_n (K,), ν_n (K,), μ_n (K, d), λ_n (K, d)) per cluster."""
         self._d()
         kn, nun, sx = self.kappa0 + stats.n, self.nu0 + stats.n, stats["sx"]
-        return kn, nun, self.mu0 + sx / kn[:, None], self.Lambda0 + stats["sxx"] - sx * sx / kn[:, None]
+        lam = self.Lambda0 + stats["sxx"] - sx * sx / kn[:, None]
+        q = self._floor()
+        if q.any():
+            lam = lam + stats.n[:, None] * q
+        return kn, nun, self.mu0 + sx / kn[:, None], lam
 
     def log_marginal(self, stats: SuffStats) -> np.ndarray:
         d = self._d()
@@ -132,7 +142,7 @@ class DiagGaussian(Gaussian):
     # --- kernel contract -----------------------------------------------------------------
     def kernel_hyper(self) -> tuple:
         self._d()
-        return self.mu0.copy(), self.Lambda0.copy(), np.array([self.kappa0, self.nu0])
+        return self.mu0.copy(), self.Lambda0.copy(), np.array([self.kappa0, self.nu0]), np.array(self._floor())
 
     def kernel_state(self, stats: SuffStats, capacity: int) -> tuple:
         d, K = self._d(), stats.K
@@ -154,11 +164,11 @@ class DiagGaussian(Gaussian):
     # --- explicit-parameter draws (:mod:`bnpdist.obs.draws`) ---------------------------
     def draw_params(self, stats, rng) -> tuple:
         """``(P (K, d) = 1/σ, B (K, d) = μ/σ, cst (K,))``: σ⁻²_j ~ Gamma(ν_n/2, rate λ_nj/2),
-        μ_j | σ²_j ~ N(μ_nj, σ²_j/κ_n)."""
+        μ_j | σ²_j ~ N(μ_nj, σ²_j/κ_n); ``cst`` holds the floor's −½ Σ_j q_j/σ²_j."""
         kn, nun, mun, lam = self._posterior(stats)
         P = np.sqrt(rng.standard_gamma(np.broadcast_to(nun[:, None] / 2, lam.shape)) * 2.0 / lam)
         mean = mun + rng.standard_normal(mun.shape) / (P * np.sqrt(kn)[:, None])
-        cst = -0.5 * mean.shape[1] * _LOG_2PI + np.log(P).sum(axis=1)
+        cst = -0.5 * mean.shape[1] * _LOG_2PI + np.log(P).sum(axis=1) - 0.5 * (P * P * self._floor()).sum(axis=1)
         return np.ascontiguousarray(P), np.ascontiguousarray(P * mean), cst
 
     def params_loglik(self, block, params, sel, out):
