@@ -184,3 +184,16 @@ def test_dask_engine_gives_the_in_process_estimate(rng):
     np.testing.assert_array_equal(labels, _labels(local))
     assert (remote.expected_vi, remote.draw, remote.merges, remote.moves) == \
         (local.expected_vi, local.draw, local.merges, local.moves)
+
+
+@pytest.mark.parametrize("S,n,J", [(1, 40, 3), (5, 300, 4), (50, 2000, 12), (3, 500, 400)])
+def test_unique_columns_is_numpys_unique_rows(rng, S, n, J):
+    """The distinct columns in the same (lexicographic) order with the same counts as
+    np.unique(H.T, axis=0) (what label_gram used), so its sparse matrix is the same bit for bit."""
+    H = _noisy(rng, n, S, J - 2, 0.2)
+    H[:, : n // 10] = H[:, n // 10: 2 * (n // 10)]       # repeated columns
+    if S == 5:
+        H[1, :7] = -1                                       # unassigned rows
+    got, want = pe.unique_columns(H, J), np.unique(H.T, axis=0, return_counts=True)
+    assert len(want[0]) < n
+    assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(got, want))

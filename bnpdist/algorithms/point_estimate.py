@@ -46,6 +46,21 @@ from scipy.special import xlogy
 from ..distributed.protocol import DistData
 from ..kernels.point_estimate import merge_costs, relocate_rows
 
+def unique_columns(H: np.ndarray, J: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(H.T, axis=0, return_counts=True)`` for integer labels H < J: the distinct
+    columns of ``H`` (S, n) as rows in lexicographic order, and how often each occurs.  Columns
+    are grouped one sample at a time (group · J + label, renumbered), S sorts of n integers
+    instead of one sort of n rows of S keys, then only the U distinct rows are ordered."""
+    lo = min(int(H.min()), 0) if H.size else 0        # (−1: a row not assigned)
+    g = np.zeros(H.shape[1], dtype=np.int64)
+    for h in H:
+        g = np.unique(g * (J - lo) + (h - lo), return_inverse=True)[1].reshape(-1)
+    _, first, w = np.unique(g, return_index=True, return_counts=True)
+    pattern = H.T[first]
+    order = np.lexsort(pattern.T[::-1])
+    return pattern[order], w[order]
+
+
 def label_gram(H: np.ndarray, J: int) -> sp.csr_matrix:
     """One partition's BᵀB, (S·J, S·J): ``H`` (S, n) the samples' labels of its rows, all < J
     (column s·J + j is "sample s says cluster j").  Rows with the same labels in every sample
@@ -54,7 +69,7 @@ def label_gram(H: np.ndarray, J: int) -> sp.csr_matrix:
     S = H.shape[0]
     if H.shape[1] == 0:
         return sp.csr_matrix((S * J, S * J))
-    pattern, w = np.unique(H.T, axis=0, return_counts=True)
+    pattern, w = unique_columns(H, J)
     U = len(pattern)
     cols, ptr = (pattern + J * np.arange(S)).ravel(), np.arange(0, U * S + 1, S)
     B = sp.csr_matrix((np.ones(U * S), cols, ptr), shape=(U, S * J))
