@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from .data.blocks import CSRBlock, as_block, concat_rows
@@ -81,9 +81,9 @@ class BNPHMM(Estimator):
     n_partitions : blocks of whole sequences; 1 (default) samples z in one exact stream, more
         sample z per block against the others' frozen counts (approximate, see
         :mod:`bnpdist.algorithms.discriminative`)
-    hyperparameters : "auto" chooses the emission prior's unset values and, with ``prior=None``,
-        the start of γ by held-out log predictive on the rows (:func:`bnpdist.hyper.search_hmm`);
-        "fixed" keeps the data-driven defaults
+    hyperparameters : "auto" chooses the emission prior's unset values by the evidence
+        log p(x, ẑ) of each candidate's own fit ẑ (:func:`bnpdist.hyper.search_hmm`: one fixed fit
+        per candidate; γ and α are resampled, not searched); "fixed" keeps the data-driven defaults
     burn_in, thin, point_estimate : as :class:`~bnpdist.mixture.BNPMixture`: ``labels_`` is the
         state partition (over all time steps) of least posterior expected variation of
         information over the sweeps kept after ``burn_in`` (None: half of ``n_iter``), every
@@ -167,6 +167,7 @@ class BNPHMM(Estimator):
             raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
         if self.hyperparameters not in ("auto", "fixed"):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
+        given = (X, lengths, init_labels)
         n_iter = int(self.n_iter)
         burn_in = resolve_burn_in(n_iter, self.burn_in, self.thin, self.point_estimate)
         seqs, listed = self._sequences(X, lengths, reset=True, obs=self.obs)
@@ -182,8 +183,14 @@ class BNPHMM(Estimator):
         self.seed_ = resolve_seed(self.random_state)
         self.hyper_search_ = None
         if self.hyperparameters == "auto":
-            family, prior, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, prior, self.seed_,
-                                                           summary)
+            def fit_labels(candidate):
+                """Concatenated labels of this fit with the emission family ``candidate`` (fixed)."""
+                est = type(self)(**{**self.get_params(deep=False), "obs": candidate, "hyperparameters": "fixed",
+                                    "random_state": self.seed_})
+                est.fit(given[0], lengths=given[1], init_labels=given[2])
+                return np.concatenate(est.labels_) if listed else est.labels_
+            family, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, self.seed_, fit_labels,
+                                                    lambda z: log_transitions(z, lengths, prior.alpha), summary)
         self.history_, kept = [], []
         labels_every = (lambda step: on_lattice(step, burn_in, int(self.thin))) if snapshots else False
         with engine_for(self.client, source=block) as engine:
@@ -288,6 +295,21 @@ class BNPHMM(Estimator):
         log_s, log_A, log_E, listed = self._emissions(X, lengths)
         out = [viterbi(log_s, log_A, e) for e in log_E]
         return out if listed else np.concatenate(out)
+
+
+def log_transitions(labels, lengths, alpha: float) -> float:
+    """log p(z | α, β̂) of state paths ``labels`` (concatenated sequences of ``lengths``): each
+    state's successors, and the sequences' first states, a Pólya urn (Dirichlet-multinomial) with
+    base α β̂, β̂ the states' frequencies in ``labels`` (the direct-assignment HDP-HMM given β,
+    Teh et al. 2006; the plug-in of ``transition_``):
+        Σ_j [log Γ(α) − log Γ(α + N_j·) + Σ_k log Γ(α β̂_k + N_jk) − log Γ(α β̂_k)]."""
+    labels = np.asarray(labels, dtype=np.int64)
+    K = int(labels.max()) + 1
+    N, N0 = transition_counts(labels, np.asarray(lengths), K)
+    n = np.vstack([N, N0[None, :]])
+    ab = alpha * np.bincount(labels, minlength=K) / len(labels)
+    ab, n = ab[ab > 0], n[:, ab > 0]
+    return float((gammaln(alpha) - gammaln(alpha + n.sum(axis=1))).sum() + (gammaln(ab + n) - gammaln(ab)).sum())
 
 
 def _plug_in_transitions(labels, lengths, K: int, alpha: float) -> np.ndarray:

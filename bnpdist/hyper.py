@@ -5,7 +5,8 @@ Tank et al. (2015, §4.2) pick their hyperparameters by a grid search on a 1,000
 module automates that.  Every hyperparameter the user left unset — ``obs=None`` or a family
 parameter ``None`` (Multinomial β; Gaussian covariance structure and NIW scale; Bernoulli a, b),
 and for count data the process (``prior=None``: mass a and discount σ, σ = 0 being DP(a)) — is
-chosen on a random subsample of :func:`subsample_size` rows by one of two criteria:
+chosen on a random subsample of :func:`subsample_size` rows (``BNPHMM``: all rows) by one of
+these criteria:
 
 * **evidence** (Gaussian families): the log joint log p(x, ẑ) of the subsample and the partition
   ẑ of one ADF pass over it (ẑ = the final E-step's labels) — a lower bound on the marginal
@@ -22,6 +23,8 @@ chosen on a random subsample of :func:`subsample_size` rows by one of two criter
   gain over the held-out rows is within :data:`SE_RULE` standard errors (with a fixed relative
   tolerance instead, noise pulled a up to 8–16 on make_blobs and one-pass ADF on the full data
   then opened 50–125 clusters).
+* **fitted evidence** (``BNPHMM``, every family): the log joint of each candidate's own fit of
+  all the sequences (:func:`search_hmm`).
 
 Search, by coordinates in turn (observation prior first, then a, then σ):
 
@@ -54,7 +57,6 @@ for small data).  Scores are cached, so no candidate is fitted twice.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import numpy as np
 from scipy.special import logsumexp
@@ -170,10 +172,15 @@ def partition_log_joint(family, prior, block, labels) -> float:
     """log p(x, z) = Σ_k log p(x_k) + log p(z) of a block and any partition ``labels`` (n,)
     integers ≥ 0 (gaps allowed): the family's marginal of each block of rows, the prior's EPPF of
     their sizes (the unnormalised partition posterior of :func:`bnpdist.exact.exact_posterior`)."""
+    hard = _hard(family, block, labels)
+    return float(family.log_marginal(hard).sum() + prior.log_eppf(hard.n))
+
+
+def _hard(family, block, labels):
+    """The statistics of the non-empty blocks of rows of a partition ``labels``."""
     labels = np.asarray(labels, dtype=np.int64)
     hard = family.stats_hard(block, labels, int(labels.max()) + 1 if len(labels) else 0)
-    hard = hard.take(hard.n > 0)
-    return float(family.log_marginal(hard).sum() + prior.log_eppf(hard.n))
+    return hard.take(hard.n > 0)
 
 
 def _evidence(block, seed, family, prior, values, opts):
@@ -187,6 +194,15 @@ def _evidence(block, seed, family, prior, values, opts):
     for _ in run.adf():
         pass
     return log_joint(family, prior, run.state.stats, run.state.U, block)
+
+
+def _fitted_evidence(block, seed, family, prior, values, opts):
+    """One candidate scored by its own fit: Σ_k log p(x_k) of the blocks of rows of its labels
+    ẑ = ``fit_labels(family)`` plus ``log_prior(ẑ)``."""
+    template, summary, fit_labels, log_prior = opts
+    family, _ = build(family, prior, values, template, summary)
+    labels = fit_labels(family)
+    return float(family.log_marginal(_hard(family, block, labels)).sum()) + log_prior(labels)
 
 
 def _sample_rows(block, seed, p):
@@ -220,12 +236,14 @@ class _Search:
     """Cached candidate scores; grids evaluated as one batch of engine tasks."""
 
     def __init__(self, engine, sub, family, prior, start: dict, *, epsilon, merge_threshold, seed,
-                 evidence: bool, template=None, summary=None):
+                 evidence: bool, template=None, summary=None, fitted=None):
         self.engine, self.family, self.prior, self.start = engine, family, prior, start
         self.data = engine.partitions(sub, n_partitions=1)
         n = n_rows(sub)
         self.evidence, self.epsilon = evidence, epsilon
-        if evidence:
+        if fitted is not None:
+            self.fn, self.opts, self.n_train = _fitted_evidence, (template, summary, *fitted[1:]), n
+        elif evidence:
             self.fn, self.opts, self.n_train = _evidence, (template, summary, epsilon, merge_threshold, seed), n
         else:
             folds = np.array_split(np.arange(n), FOLDS)     # contiguous: the subsample is shuffled
@@ -329,21 +347,25 @@ def _coordinates(s: _Search, pos: dict, names: list) -> dict:
 
 
 def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold, seed: int,
-           template=None, summary=None):
+           template=None, summary=None, fitted=None):
     """Choose the ``free`` hyperparameters (:func:`free_coordinates`); returns
     ``(family, prior, record)`` with ``record`` the JSON-safe account stored as
     ``BNPMixture.hyper_search_``.  A Gaussian family is searched by evidence (``template``: the
-    user's unresolved family, ``summary``: the data summary), any other by held-out score."""
+    user's unresolved family, ``summary``: the data summary), any other by held-out score;
+    ``fitted`` = (rows, fit_labels, log_prior): every family by the evidence of the candidate's own
+    fit of all the ``rows`` instead, ``fit_labels(family)`` its labels ẑ and ``log_prior(ẑ)`` their
+    log prior (:func:`search_hmm`; ``data`` unused)."""
     tic, cpu = time.perf_counter(), time.process_time()
-    evidence = family.search_by == "evidence"
-    method = (f"log joint p(x, z) after one ADF pass, ties within {TIE_NATS:g} nats" if evidence else
+    evidence = fitted is not None or family.search_by == "evidence"
+    method = (f"log joint p(x, z) of each candidate's fit, ties within {TIE_NATS:g} nats" if fitted
+              else f"log joint p(x, z) after one ADF pass, ties within {TIE_NATS:g} nats" if evidence else
               f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, ties within {SE_RULE:g} paired SEs")
     record = {"method": f"{method}; coordinate search, ties to the defaults", "free": sorted(free)}
     if not free:
         return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0, "cpu_seconds": 0.0}
-    sub = subsample(engine, data, seed, evidence)
+    sub = subsample(engine, data, seed, evidence) if fitted is None else fitted[0]
     s = _Search(engine, sub, family, prior, free, epsilon=epsilon, merge_threshold=merge_threshold, seed=seed,
-                evidence=evidence, template=template, summary=summary)
+                evidence=evidence, template=template, summary=summary, fitted=fitted)
     pos = {k: 0 for k in free}
     default = s.best([pos])
     if "obs.covariance" in free:        # each structure searched on its own, then the best of them
@@ -361,18 +383,23 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     return family, prior, record
 
 
-def search_hmm(block, obs_user, family, prior_user, prior, seed: int, summary=None):
-    """``BNPHMM(hyperparameters="auto")``: the emission prior's unset values, and with the HDP
-    unset the start of its top-level γ, by :func:`search` on the sequences' rows.  A row's marginal
-    under the HMM is a mixture of the emission densities with weights β ~ GEM(γ), so the DP(a)
-    mixture's mass a stands for γ (no discount is searched).  The transition concentration α is
-    not identified by rows: it keeps its Gamma hyperprior, resampled every sweep as is γ.
-    Returns ``(family, prior, record)``; the record's ``prior.a`` is γ's start (``summary``: the
-    rows' data summary, for a Gaussian's evidence search)."""
+def search_hmm(block, obs_user, family, prior_user, seed: int, fit_labels, log_prior, summary=None):
+    """``BNPHMM(hyperparameters="auto")``: the emission prior's unset values by :func:`search`,
+    each candidate scored by the evidence log p(x | ẑ) + log p(ẑ) of its own fit: ẑ =
+    ``fit_labels(family)``, the labels of the ``BNPHMM`` fit with that family (hyperparameters
+    fixed) on all the rows ``block``, and ``log_prior(ẑ)`` the HMM's log p(ẑ) (its transitions).
+    So the chosen fit is the candidate fit of best evidence, the defaults' fit among them.
+    One ADF pass over the rows as a mixture (``BNPMixture``'s criterion) ignores the time order:
+    on 6 states 4 σ apart on a line its partitions had NMI 0.5–0.6 and their log joint rose
+    towards one cluster, so the search took c = 0.8 and the chain merged states; and the mixture's
+    partition prior (the DP's EPPF) charges every row the entropy of its label, which made two
+    sticky states 3 σ apart cheaper merged than apart.  The HDP's γ and α are not searched: the
+    chain resamples both from their hyperpriors.  Returns ``(family, record)`` (``summary``: the
+    rows' data summary)."""
     free = free_coordinates(obs_user, family, prior_user)
     free.pop("prior.sigma", None)
-    engine = LocalEngine()
-    family, dp, record = search(engine, engine.partitions(block), family, DP(1.0), free,
-                                epsilon=None, merge_threshold=0.0, seed=seed, template=obs_user,
-                                summary=summary)
-    return family, (replace(prior, gamma=dp.alpha) if prior_user is None else prior), record
+    free.pop("prior.a", None)
+    family, _, record = search(LocalEngine(), None, family, DP(1.0), free, epsilon=None, merge_threshold=0.0,
+                               seed=seed, template=obs_user, summary=summary,
+                               fitted=(block, fit_labels, log_prior))
+    return family, record

@@ -2,7 +2,7 @@
 β rule against the held-out optimum, and the cost of "auto" (writes its tables into docs/HYPERPARAMETERS.md, between the
 ``bench:auto-*`` markers; the prose around them is the page's own).
 
-    python jobs/exp_auto_hyper.py [--out docs/HYPERPARAMETERS.md] [--quick]
+    python jobs/exp_auto_hyper.py [--out docs/HYPERPARAMETERS.md] [--quick] [--only hmm,cost,...]
 
 1. Bars (Tank et al. 2015 §4.1: 200 images, 50 tokens, IG prior σ = 0.5), β unset: bars recovered by
    ADF and EP (target ≥ 14 of 16), seeds 0–4.
@@ -14,7 +14,8 @@
 4. Cost: CPU seconds of the search over those of one fit on the full data (target ≤ 1×), in
    this process (candidates run one after another; on a cluster they run in parallel).
 5. Default β rule min(0.1·V, mean length) against a β sweep on several corpora.
-6. BNPHMM: "auto" against the defaults on sticky 3-state Gaussian sequences × 1000.
+6. BNPHMM: "auto" against the defaults on sticky 6-state Gaussian sequences × 1000, seeds 0–4,
+   and on other state counts, lengths and emission families (Gaussian, Bernoulli, multinomial).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.datasets import make_blobs
 
@@ -32,7 +34,7 @@ from bnpdist.bench import write_section
 from bnpdist.data.blocks import n_rows
 from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_corpus
 from bnpdist.metrics import nmi
-from bnpdist.obs import Multinomial
+from bnpdist.obs import Bernoulli, Multinomial
 from bnpdist.priors import DP, NGGP
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "HYPERPARAMETERS.md"
@@ -140,22 +142,76 @@ def exp_hmm(seeds):
     rows = ["| seed | hyperparameters | NMI of the state paths | states | chosen |", "|---|---|---|---|---|"]
     K = 6
     mu = np.array([[4.0 * k, 0.0] for k in range(K)])
-    A = np.full((K, K), 0.1 / (K - 1)) + (0.9 - 0.1 / (K - 1)) * np.eye(K)
     for seed in seeds:
         rng = np.random.default_rng(seed)
         seqs, paths = [], []
         for _ in range(5):
-            z = [rng.integers(K)]
-            for _ in range(199):
-                z.append(rng.choice(K, p=A[z[-1]]))
+            z = sticky_paths(rng, K, 200, 1, 0.1)[0]
             seqs.append(1e3 * (mu[z] + rng.normal(size=(200, 2))))
-            paths.append(np.array(z))
+            paths.append(z)
         for hp in ("auto", "fixed"):
             est = BNPHMM(n_iter=100, hyperparameters=hp, random_state=seed).fit(seqs)
             rec = est.hyper_search_
             chosen = "" if rec is None else choices(rec["chosen"])
             rows.append(f"| {seed} | {hp} | {nmi(np.concatenate(paths), np.concatenate(est.labels_)):.3f} | "
                         f"{est.n_states_} | {chosen} |")
+    return rows
+
+
+def sticky_paths(rng, K, T, S, move):
+    """S state paths of T steps: uniform start, then each step moves with probability ``move`` to
+    one of the other states (uniformly)."""
+    A = np.full((K, K), move / (K - 1)) + (1 - move - move / (K - 1)) * np.eye(K)
+    out = []
+    for _ in range(S):
+        z = [rng.integers(K)]
+        for _ in range(T - 1):
+            z.append(rng.choice(K, p=A[z[-1]]))
+        out.append(np.array(z))
+    return out
+
+
+def hmm_set(name, seed):
+    """(sequences, paths, obs) of the sets beyond the 6-state line: Gaussian means in a box at
+    least ``gap`` σ apart (× 1000), Bernoulli bits with Beta(½, ½) rates, short multinomial steps."""
+    rng = np.random.default_rng(seed)
+    if name.startswith("gauss"):
+        K, T, S, gap, d, move = {"gauss-3x300x4-d3": (3, 300, 4, 3.0, 3, 0.1),
+                                 "gauss-4x500x8-d2": (4, 500, 8, 3.0, 2, 0.1),
+                                 "gauss-5x100x6-d4-move0.3": (5, 100, 6, 4.0, 4, 0.3)}[name]
+        while True:
+            mu = rng.uniform(0, gap * K ** (1 / d) * 1.5, size=(K, d))
+            if (np.linalg.norm(mu[:, None] - mu[None], axis=-1) + 1e9 * np.eye(K)).min() >= gap:
+                break
+        zs = sticky_paths(rng, K, T, S, move)
+        return [1e3 * (mu[z] + rng.normal(size=(T, d))) for z in zs], zs, None
+    if name == "line-10x400x5":
+        mu = np.array([[4.0 * k, 0.0] for k in range(10)])
+        zs = sticky_paths(rng, 10, 400, 5, 0.1)
+        return [1e3 * (mu[z] + rng.normal(size=(400, 2))) for z in zs], zs, None
+    if name == "bernoulli-4x150x5-d20":
+        p = rng.beta(0.5, 0.5, size=(4, 20))
+        zs = sticky_paths(rng, 4, 150, 5, 0.1)
+        return [(rng.random((150, 20)) < p[z]).astype(float) for z in zs], zs, Bernoulli()
+    phi = rng.dirichlet(np.full(200, 0.2), size=6)              # "words-6x100x6-V200-L5"
+    zs = sticky_paths(rng, 6, 100, 6, 0.1)
+    return [sp.csr_matrix(np.stack([rng.multinomial(5, phi[k]) for k in z]).astype(float)) for z in zs], zs, None
+
+
+HMM_SETS = ("gauss-3x300x4-d3", "gauss-4x500x8-d2", "gauss-5x100x6-d4-move0.3", "line-10x400x5",
+            "bernoulli-4x150x5-d20", "words-6x100x6-V200-L5")
+
+
+def exp_hmm_more(seeds):
+    """auto against fixed on sets the HMM search was not tuned on (states × steps × sequences)."""
+    rows = ["| set | seed | auto NMI (states) | fixed NMI (states) | chosen |", "|---|---|---|---|---|"]
+    for name in HMM_SETS:
+        for seed in seeds:
+            seqs, zs, obs = hmm_set(name, seed)
+            fits = [BNPHMM(obs=obs, n_iter=100, hyperparameters=hp, random_state=seed).fit(seqs)
+                    for hp in ("auto", "fixed")]
+            cells = [f"{nmi(np.concatenate(zs), np.concatenate(e.labels_)):.3f} ({e.n_states_})" for e in fits]
+            rows.append(f"| {name} | {seed} | {cells[0]} | {cells[1]} | {choices(fits[0].hyper_search_['chosen'])} |")
     return rows
 
 
@@ -188,6 +244,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=DOC)
     ap.add_argument("--quick", action="store_true", help="fewer seeds and smaller corpora")
+    ap.add_argument("--only", help="comma-separated tables to run and write (bars, py, blobs, cost, rule, hmm, hmm-more)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     seeds = range(2) if args.quick else range(5)
@@ -196,10 +253,15 @@ def main():
             "blobs": lambda: exp_blobs(range(2) if args.quick else range(10)),
             "cost": lambda: exp_cost([2000, 10_000] if args.quick else [2000, 10_000, 25_000, 50_000]),
             "rule": exp_beta_rule,
-            "hmm": lambda: exp_hmm(range(2) if args.quick else range(3))}
+            "hmm": lambda: exp_hmm(range(2) if args.quick else range(5)),
+            "hmm-more": lambda: exp_hmm_more(range(2) if args.quick else range(5))}
+    only = runs if args.only is None else args.only.split(",")
+    unknown = set(only) - set(runs)
+    if unknown:
+        ap.error(f"unknown tables {sorted(unknown)}; valid: {', '.join(runs)}")
     sections = {}
-    for k, run in runs.items():
-        sections[k] = run()
+    for k in only:
+        sections[k] = runs[k]()
         print(f"== {k}\n" + "\n".join(sections[k]), flush=True)
     for k, rows in sections.items():
         write_section(args.out, f"auto-{k}", "\n".join(rows))

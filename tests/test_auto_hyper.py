@@ -2,6 +2,7 @@
 Pitman–Yor, blobs × 1e3, the cost benchmark), user values kept, the search recorded and saved,
 partial_fit and BNPHMM.  The full runs are jobs/exp_auto_hyper.py."""
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from scipy.optimize import linear_sum_assignment
 from sklearn.datasets import make_blobs
@@ -9,7 +10,7 @@ from sklearn.datasets import make_blobs
 from bnpdist import BNPHMM, BNPMixture, bench
 from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_corpus
 from bnpdist import hyper
-from bnpdist.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, subsample_size
+from bnpdist.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, partition_log_joint, subsample_size
 from bnpdist.metrics import nmi
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
 from bnpdist.obs.base import DataSummary
@@ -158,7 +159,7 @@ def _sequences(scale=1e3, T=120, seed=0):
     return out
 
 
-def test_bnphmm_auto_chooses_emission_prior_and_gamma():
+def test_bnphmm_auto_chooses_emission_prior():
     seqs = _sequences()
     est = BNPHMM(n_iter=3, random_state=0).fit(seqs)
     rec = est.hyper_search_
@@ -171,3 +172,45 @@ def test_bnphmm_auto_chooses_emission_prior_and_gamma():
     assert BNPHMM(n_iter=2, hyperparameters="fixed", random_state=0).fit(seqs).hyper_search_ is None
     with pytest.raises(ValueError, match="hyperparameters"):
         BNPHMM(hyperparameters="grid").fit(seqs)
+
+
+def test_bnphmm_auto_fit_is_its_best_scored_candidate_fit():
+    """Each candidate is scored by log p(x | ẑ) + log p(ẑ) of its own fit's labels ẑ (the HMM's
+    transitions), so the auto fit is the fixed fit at the chosen values, and the defaults' fit is a
+    candidate."""
+    from bnpdist.hmm import log_transitions
+
+    def evidence(est):
+        z = np.concatenate(est.labels_)
+        return (partition_log_joint(est.obs_, DP(1.0), rows, z) - DP(1.0).log_eppf(np.bincount(z))
+                + log_transitions(z, [len(q) for q in seqs], 1.0))
+    seqs = _sequences()
+    rows = np.concatenate(seqs)
+    est = BNPHMM(n_iter=5, random_state=0).fit(seqs)
+    rec = est.hyper_search_
+    same = BNPHMM(obs=est.obs_, n_iter=5, hyperparameters="fixed", random_state=0).fit(seqs)
+    np.testing.assert_array_equal(np.concatenate(est.labels_), np.concatenate(same.labels_))
+    assert rec["score"] == pytest.approx(evidence(est), abs=1e-6)
+    assert rec["score"] == max(c["score"] for c in rec["candidates"])
+    fixed = BNPHMM(n_iter=5, hyperparameters="fixed", random_state=0).fit(seqs)
+    assert rec["default_score"] == pytest.approx(evidence(fixed), abs=1e-6)
+    counts = [sp.csr_matrix(np.random.default_rng(i).poisson(1.0, size=(40, 6)).astype(float)) for i in range(2)]
+    words = BNPHMM(n_iter=2, random_state=0).fit(counts)     # γ and α resampled by the chain: not searched
+    assert words.hyper_search_["free"] == ["obs.beta"]
+
+
+def test_bnphmm_auto_keeps_states_the_mixture_search_merged():
+    """6 states 4 σ apart on a line (jobs/exp_auto_hyper.py, seed 1): scored by one ADF pass over the
+    rows as a mixture, the search took c = 0.8 and the chain kept 3 states (NMI 0.676; the defaults 0.990)."""
+    K, rng = 6, np.random.default_rng(1)
+    mu = np.array([[4.0 * k, 0.0] for k in range(K)])
+    A = np.full((K, K), 0.1 / (K - 1)) + (0.9 - 0.1 / (K - 1)) * np.eye(K)
+    seqs, paths = [], []
+    for _ in range(5):
+        z = [rng.integers(K)]
+        for _ in range(199):
+            z.append(rng.choice(K, p=A[z[-1]]))
+        seqs.append(1e3 * (mu[z] + rng.normal(size=(200, 2))))
+        paths.append(np.array(z))
+    est = BNPHMM(n_iter=100, random_state=1).fit(seqs)
+    assert est.n_states_ == K and nmi(np.concatenate(paths), np.concatenate(est.labels_)) > 0.95

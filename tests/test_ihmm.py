@@ -233,3 +233,26 @@ def test_bnphmm_score_is_the_forward_log_likelihood_per_step():
     assert est.score(seqs) == pytest.approx(flat.mean())
     shuffled = [s[np.random.default_rng(0).permutation(len(s))] for s in seqs]
     assert est.score(seqs) > est.score(shuffled)
+
+
+def test_log_transitions_is_the_product_of_the_urn_predictives():
+    """log p(z | α, β̂) in closed form against the sequential Pólya urn: step by step,
+    p(z_t | earlier) = (N_{j z_t} + α β̂_{z_t}) / (N_j· + α) with j the previous state (the start
+    restaurant for a sequence's first step) and N the counts of the steps before."""
+    from bnpdist.hmm import log_transitions
+    rng = np.random.default_rng(3)
+    lengths = [7, 1, 12]
+    z = rng.integers(4, size=sum(lengths))
+    z[z == 2] = 3                         # a gap: states 0, 1, 3
+    alpha = 1.7
+    beta = np.bincount(z, minlength=4) / len(z)
+    N = np.zeros((5, 4))                  # row 4: the start restaurant
+    ref, t = 0.0, 0
+    for T in lengths:
+        prev = 4
+        for _ in range(T):
+            k = z[t]
+            ref += math.log((N[prev, k] + alpha * beta[k]) / (N[prev].sum() + alpha))
+            N[prev, k] += 1
+            prev, t = k, t + 1
+    assert log_transitions(z, lengths, alpha) == pytest.approx(ref, rel=1e-12)
