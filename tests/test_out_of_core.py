@@ -102,7 +102,7 @@ def test_out_of_core_validate_reads_nothing_and_the_first_map_names_the_bad_row_
             assert reads == []
             with pytest.raises(CorpusError, match="row group 1: column 'counts': negative count"):
                 e.map_gather(_rows, data)
-            assert {0, 1} <= set(reads)    # the map read them
+            assert 1 in reads    # the map read the bad piece (the others' tasks may be cancelled first)
 
 
 def _rows(block, seed):
