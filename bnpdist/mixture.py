@@ -42,6 +42,7 @@ from .inputs import check_init_labels, check_input, family_counts, family_vocab_
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
+from .obs.gaussian import RESOLUTION
 from .obs.quantised import smallest_gaps
 from .params import Estimator
 from .persist import check_params, read_model, write_model
@@ -122,12 +123,13 @@ def _kept_rows(block, seed):
     return as_block(block)
 
 
-def _moments(block, seed):
+def _moments(block, seed, gaps: bool = False):
     """(rows, Σx, Σxxᵀ or None, tokens, the columns' smallest gaps or None) of one partition (for
-    the data summary; gaps: :func:`~bnpdist.obs.quantised.smallest_gaps`)."""
+    the data summary; ``gaps``: computed for a dense block only when asked, for a family with
+    ``floor="resolution"`` — a sort of every column, :func:`~bnpdist.obs.quantised.smallest_gaps`)."""
     if isinstance(block, CSRBlock):
         return block.n_rows, np.bincount(block.indices, block.data, block.n_cols), None, block.data.sum(), None
-    return len(block), block.sum(0), block.T @ block, 0.0, smallest_gaps(block)
+    return len(block), block.sum(0), block.T @ block, 0.0, smallest_gaps(block) if gaps else None
 
 
 def _add_moments(a, b):
@@ -359,7 +361,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         obs = self.obs if self.obs is not None else (Multinomial(base="corpus") if data.kind == "csr" else Gaussian())
         if obs.block_kind != data.kind:
             raise ValueError(f"{type(obs).__name__} needs {obs.block_kind} input, got {data.kind} data")
-        n, s, ss, tokens, gaps = engine.reduce(engine.map(_moments, data, key="moments"), _add_moments)
+        floor = getattr(obs, "floor", None)
+        wants_gaps = isinstance(floor, str) and floor == RESOLUTION
+        n, s, ss, tokens, gaps = engine.reduce(engine.map(_moments, data, wants_gaps, key="moments"), _add_moments)
         if data.kind == "csr":
             summary = DataSummary(int(n), data.n_features, "csr", s / max(tokens, 1e-300),
                                   mean_length=tokens / max(n, 1))

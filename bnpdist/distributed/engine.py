@@ -217,7 +217,8 @@ class DaskEngine(Engine):
     def validate(self, data: DistData) -> DistData:
         """Wait for every partition, raising the first error in partition order; out of core
         nothing is read here: each task's read checks its piece, so the first map over the data
-        raises a bad piece's error (in partition order) before any later work."""
+        raises a bad piece's error (the first one gathered, not necessarily the first in partition
+        order) before any later work."""
         if self.out_of_core is not None and data.corpus is not None:
             return data
         for f in data.futures:  # in order: the first failure in order is known once seen

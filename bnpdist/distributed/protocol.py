@@ -106,7 +106,7 @@ class Engine(Protocol):
         """Wait until every partition is loaded; raise the first error in partition order (a
         Parquet partition's ``CorpusError``), so bad input is refused before any work.  Out of
         core, where every task reads its partition again, nothing is read here: the first map
-        over the data raises the first bad partition's error, in partition order."""
+        over the data raises a bad partition's error (with several bad ones, not necessarily the first)."""
 
     def labels(self, data: DistData, y=None) -> DistData:
         """Row labels partitioned like ``data``: ``y`` split, or the Parquet label column."""

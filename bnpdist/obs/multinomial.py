@@ -182,7 +182,11 @@ class Multinomial(ObsFamily):
     def log_marginal(self, stats: SuffStats) -> np.ndarray:
         words = np.empty(stats.K)
         kern.log_evidence_words(np.ascontiguousarray(stats["counts"], dtype=np.float64), self._bb(), words)
-        return gammaln(self.beta) - gammaln(self.beta + stats["total"]) + words
+        return self._with_total(stats["total"], words)
+
+    def _with_total(self, total, words):
+        """log p(x_k) = log Γ(β) − log Γ(β + N_k) + Σ_v log (βb_v)^(N_kv), from its word sums."""
+        return gammaln(self.beta) - gammaln(self.beta + total) + words
 
     def merge_marginals(self, A: SuffStats, B: SuffStats, ia, jb):
         """:meth:`ObsFamily.merge_marginals` without gathering the pooled counts: each word's
@@ -195,13 +199,13 @@ class Multinomial(ObsFamily):
             C = np.ascontiguousarray(S["counts"], dtype=np.float64)
             T, words = np.empty_like(C), np.empty(S.K)
             kern.log_evidence_terms(C, bb, T, words)
-            return C, T, gammaln(self.beta) - gammaln(self.beta + S["total"]) + words
+            return C, T, self._with_total(S["total"], words)
 
         CA, TA, la = terms(A)
         CB, TB, lb = (CA, TA, la) if B is A else terms(B)
         words = np.empty(len(ia))
         kern.log_evidence_pairs(CA, CB, TA, TB, ia, jb, bb, words)
-        return la, lb, gammaln(self.beta) - gammaln(self.beta + (A["total"][ia] + B["total"][jb])) + words
+        return la, lb, self._with_total(A["total"][ia] + B["total"][jb], words)
 
     def log_predictive(self, block, stats: SuffStats) -> np.ndarray:
         block = self._block(block)
