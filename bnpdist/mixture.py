@@ -44,6 +44,7 @@ from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
 from .obs.gaussian import RESOLUTION
 from .obs.quantised import smallest_gaps
+from .obs.span import restricted, span_columns
 from .params import Estimator
 from .persist import check_params, read_model, write_model
 from .priors import DP, prior_from_dict
@@ -274,6 +275,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         for ``point_estimate="last"``)
     ek_ : (K,) probability that each cluster exists (E[K] = Σ ek_)
     prior_, obs_ : the prior and the resolved observation family
+    columns_ : (d,) bool or None: the columns a Gaussian family was fitted on, when it resolves its
+        own defaults and some columns are constant or exact linear combinations of the columns
+        before them (dropped: the model is a density on the data's affine span,
+        :mod:`bnpdist.obs.span`; ``obs_``, ``means_`` and ``covariances_`` are over the kept
+        columns); None: every column
     U_ : Û, the plug-in auxiliary variable (0 for the DP)
     n_rows_seen_ : rows consumed (ADF streaming)
     n_iter_ : passes over the data (ADF 1, EP 1 + its EP passes) or sweeps (samplers) of the fit
@@ -356,7 +362,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         return DP(1.0) if self.prior is None else clone(self.prior)
 
     def _resolve(self, engine, data):
-        """The prior and the observation family with its data-driven defaults filled in."""
+        """(data, prior, family, summary): the prior and the observation family with its
+        data-driven defaults filled in; a Gaussian that resolves its own defaults on data with
+        constant or linearly dependent columns is fitted on the others (``columns_``; ``data``
+        and the summary then hold those columns only)."""
         prior = self._given_prior()
         obs = self.obs if self.obs is not None else (Multinomial(base="corpus") if data.kind == "csr" else Gaussian())
         if obs.block_kind != data.kind:
@@ -371,7 +380,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             mean = s / n
             cov = (ss - n * np.outer(mean, mean)) / max(n - 1, 1)
             summary = DataSummary(int(n), data.n_features, "dense", mean, cov, gaps=gaps)
-        return prior, obs.resolve(summary), summary
+        self.columns_ = span_columns(obs, summary)
+        if self.columns_ is not None:
+            data, summary = engine.columns(data, self.columns_), restricted(summary, self.columns_)
+        return data, prior, obs.resolve(summary), summary
 
     def _choose(self, engine, data, prior, family, summary, config: FitConfig):
         """``hyperparameters="auto"``: the unset hyperparameters by the search of
@@ -437,10 +449,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             if init_labels is not None:
                 init_labels = check_init_labels(init_labels, int(sum(data.n_rows)))
             if warm is None:
-                prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
+                data, *resolved = self._resolve(engine, data)
+                prior, family, config = self._choose(engine, data, *resolved, config)
             else:       # the fitted prior and family; the search ran when they were chosen
                 prior, family = self.prior_, self.obs_
-                self._check_width(data)
+                data = self._fitted_view(engine, data)
             config = replace(config, init_labels=init_labels)
             self.vocabulary_ = self._vocabulary(data) or getattr(self, "vocabulary_", None)
             self.history_ = []
@@ -600,10 +613,12 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
             if fitted:
+                data = self._fitted_view(engine, data)
                 prior, family = self.prior_, self._grow_corpus_base(engine, data)
                 state = VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
             else:   # the first batch: defaults resolved and "auto" searched on it
-                prior, family, config = self._choose(engine, data, *self._resolve(engine, data), config)
+                data, *resolved = self._resolve(engine, data)
+                prior, family, config = self._choose(engine, data, *resolved, config)
                 state, self.history_ = None, []
                 self.vocabulary_ = self._vocabulary(data)
             refine = self.algorithm == "ep"
@@ -640,7 +655,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self.stats_, self.U_, self.ek_ = snap.stats, float(snap.U), np.asarray(snap.ek)
         self.n_rows_seen_ = int(snap.n)
         self.prior_, self.obs_ = prior, family
-        self.n_features_in_ = family.n_features
+        self.n_features_in_ = self._input_width()
         rec = {"step": snap.step, "n_clusters": snap.stats.K, "objective": snap.objective,
                "rows_seen": snap.rows_seen, "U": float(snap.U), "EK": float(snap.EK),
                "seconds": float(snap.seconds)}
@@ -666,14 +681,23 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         """log w_k (K existing, NRM weights ∝ max(n_k − σ, 0)) and log w_new, normalised."""
         return self.prior_.log_weights(self._fitted().n, self.U_)
 
-    def _check_width(self, data) -> None:
-        kind = self.obs_.block_kind
-        if data.kind != kind or data.n_features != self.obs_.n_features:
+    def _input_width(self) -> int:
+        """The columns of the data the model was fitted on (``obs_``'s, or all of ``columns_``)."""
+        keep = getattr(self, "columns_", None)
+        return self.obs_.n_features if keep is None else len(keep)
+
+    def _fitted_view(self, engine, data):
+        """``data`` (partitions of new input) as the fitted family sees it: refused unless it has
+        the fitted width, then restricted to ``columns_`` when set."""
+        kind, d = self.obs_.block_kind, self._input_width()
+        if data.kind != kind or data.n_features != d:
             raise ValueError(f"X has {data.n_features} {data.kind} features; the model was fitted on "
-                             f"{self.obs_.n_features} {kind} features")
+                             f"{d} {kind} features")
+        keep = getattr(self, "columns_", None)
+        return data if keep is None else engine.columns(data, keep)
 
     def _score(self, engine, data, proba: bool = False):
-        self._check_width(data)
+        """Labels, log densities [and responsibilities] of ``data`` as the fitted family sees it."""
         parts = engine.map_gather(_score_part, data, self.obs_, self.stats_, self._log_weights(),
                                   proba, key="score")
         labels = np.concatenate([p[0] for p in parts])
@@ -684,7 +708,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self._fitted()
         X = self._input(X, fitted=True)
         with self._engine(X) as engine:
-            return self._score(engine, engine.partitions(X, n_partitions=self.n_partitions), proba)
+            return self._score(engine, self._fitted_view(engine, engine.partitions(X, n_partitions=self.n_partitions)),
+                               proba)
 
     def predict(self, X) -> np.ndarray:
         """argmax_k max(n_k − σ, 0) f_k(x) over the existing clusters; for the discriminative
@@ -702,8 +727,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         check_is_fitted(self, "hyperplanes_")
         X = self._input(X, fitted=True)
         with self._engine(X) as engine:
-            data = engine.partitions(X, n_partitions=self.n_partitions)
-            self._check_width(data)
+            data = self._fitted_view(engine, engine.partitions(X, n_partitions=self.n_partitions))
             parts = engine.map_gather(_scores_part, data, self.discriminative_features_, self.hyperplanes_,
                                       key="decision")
         return np.concatenate(parts)
@@ -719,8 +743,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         self._fitted()
         X = self._input(X, fitted=True)
         with self._engine(X) as engine:
-            data = engine.partitions(X, n_partitions=self.n_partitions)
-            self._check_width(data)
+            data = self._fitted_view(engine, engine.partitions(X, n_partitions=self.n_partitions))
             for part in engine.map(_assign_part, data, self.obs_, self.stats_, self._log_weights(),
                                    key="assign"):
                 yield engine.gather([part])[0]
@@ -757,6 +780,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 "hyper_search": getattr(self, "hyper_search_", None),
                 "n_iter": getattr(self, "n_iter_", None), "converged": getattr(self, "converged_", None)}
         arrays = {**stats.to_arrays(), "ek": self.ek_}
+        if getattr(self, "columns_", None) is not None:
+            arrays["columns"] = self.columns_
         if hasattr(self, "labels_"):
             arrays["labels"] = self.labels_
         rows = getattr(self, "stream_rows_", None)
@@ -785,7 +810,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
         est.ek_, est.U_ = arrays["ek"], float(meta["U"])
         est.n_rows_seen_, est.seed_, est.history_ = int(meta["n_rows_seen"]), meta["seed"], meta["history"]
-        est.n_features_in_ = est.obs_.n_features
+        est.columns_ = arrays["columns"].astype(bool) if "columns" in arrays else None
+        if est.columns_ is not None and est.columns_.sum() != est.obs_.n_features:
+            raise ValueError(f"{path / 'arrays.npz'}: 'columns' keeps {int(est.columns_.sum())} columns, "
+                             f"the family has {est.obs_.n_features}")
+        est.n_features_in_ = est._input_width()
         est.hyper_search_ = meta.get("hyper_search")
         est.n_iter_, est.converged_ = meta.get("n_iter"), meta.get("converged")
         est.vocabulary_ = read_vocab(str(path), None) if (path / "vocab.txt").is_file() else None

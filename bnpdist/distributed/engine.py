@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable
 
 import dask
+import numpy as np
 from dask.base import tokenize
 from distributed import Client, Future, LocalCluster, Security
 from distributed.scheduler import DEFAULT_EXTENSIONS as SCHEDULER_EXTENSIONS
@@ -32,7 +33,7 @@ from distributed.utils import format_dashboard_link
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
-from .ondisk import OnDisk, loaded, parked, remove
+from .ondisk import Columns, OnDisk, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
 from .sizes import fields_size  # noqa: F401  (registers Dask's sizes of bnpdist values)
@@ -319,6 +320,13 @@ class DaskEngine(Engine):
         """Per-partition futures (kept) or values (broadcast) as a DistData like ``data``."""
         futures = tuple(x if isinstance(x, Future) else self.broadcast(x) for x in items)
         return DistData(futures, "state", 0, data.n_rows, tokenize([f.key for f in futures]))
+
+    def columns(self, data: DistData, keep) -> DistData:
+        keep = np.asarray(keep, dtype=bool)
+        token = tokenize(data.token, keep.tobytes())
+        futures = tuple(self.client.submit(Columns, f, keep, key=f"columns-{token}-{i}")
+                        for i, f in enumerate(data.futures))
+        return DistData(futures, data.kind, int(keep.sum()), data.n_rows, token)
 
     def release(self, items) -> None:
         if self.out_of_core is not None and items:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..data import read_labels
 from ..data.source import as_source
-from .ondisk import OnDisk, Unread, loaded, parked, remove
+from .ondisk import Columns, OnDisk, Unread, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from ..seeds import partition_seed
 
@@ -111,6 +111,10 @@ class LocalEngine(Engine):
 
     def per_partition(self, data: DistData, items) -> DistData:
         return DistData(tuple(items), "state", 0, data.n_rows, LOCAL)
+
+    def columns(self, data: DistData, keep) -> DistData:
+        keep = np.asarray(keep, dtype=bool)
+        return DistData(tuple(Columns(p, keep) for p in data.futures), data.kind, int(keep.sum()), data.n_rows, LOCAL)
 
     def release(self, items) -> None:
         paths = {h.path for h in items if isinstance(h, OnDisk)}

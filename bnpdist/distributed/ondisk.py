@@ -57,6 +57,18 @@ class OnDisk(Deferred):
         return arrays[0] if self.single else arrays
 
 
+@dataclass(frozen=True)
+class Columns(Deferred):
+    """The columns ``keep`` ((d,) bool) of a dense partition ``part`` (a value or a Deferred),
+    selected on load (:meth:`~bnpdist.distributed.protocol.Engine.columns`)."""
+
+    part: Any
+    keep: np.ndarray
+
+    def load(self):
+        return loaded(self.part)[:, self.keep]
+
+
 def loaded(x):
     """``x``'s value: loaded if it is :class:`Deferred`, else ``x`` itself."""
     return x.load() if isinstance(x, Deferred) else x

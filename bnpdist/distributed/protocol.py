@@ -149,6 +149,11 @@ class Engine(Protocol):
     def per_partition(self, data: DistData, items: Sequence) -> DistData:
         """Per-partition values or handles ``items`` as a DistData partitioned like ``data``."""
 
+    def columns(self, data: DistData, keep) -> DistData:
+        """Dense ``data`` restricted to the columns ``keep`` ((d,) bool): each partition a
+        :class:`~bnpdist.distributed.ondisk.Columns` view, selected by every task that loads it
+        (nothing is read or copied here; out of core the rows are still read by each task)."""
+
     def release(self, items: Sequence) -> None:
         """Forget per-partition values parked by :meth:`map` (``park``) that no task needs any
         more: ``items`` hold their handles (an out-of-core engine removes the files)."""

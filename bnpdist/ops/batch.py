@@ -78,7 +78,7 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
 def predict_to_file(engine, est, source, out, cluster_ids=None) -> Path:
     """Assignments of every row of ``source`` under the fitted ``est``, written to ``out``;
     ``cluster_ids`` (a store version's stable ids by model index) renames the clusters."""
-    kind, width = est.obs_.block_kind, est.obs_.n_features
+    kind, width = est.obs_.block_kind, est.n_features_in_
     data, corpus = open_source(engine, source, vocab_size=width if kind == "csr" else None, kind=kind)
     if corpus.n_features != width:
         raise CorpusError(f"{corpus.n_features} {kind} features; the model has {width}", corpus.files[0])

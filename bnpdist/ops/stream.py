@@ -61,9 +61,9 @@ def check_fits(est, corpus) -> str | None:
     """Why ``corpus`` cannot be folded into ``est`` (None if it can)."""
     if est is None or not hasattr(est, "obs_"):
         return None
-    if corpus.kind != est.obs_.block_kind or corpus.n_features != est.obs_.n_features:
+    if corpus.kind != est.obs_.block_kind or corpus.n_features != est.n_features_in_:
         return (f"{corpus.kind} data with {corpus.n_features} features; the model has "
-                f"{est.obs_.n_features} {est.obs_.block_kind} features")
+                f"{est.n_features_in_} {est.obs_.block_kind} features")
     return None
 
 
