@@ -3,7 +3,8 @@
 Everything here is a function of the fitted statistics (``stats_``), the resolved family
 (``obs_``) and the weights (``weights_``), through the family's posterior means
 (:meth:`~bnpdist.obs.base.ObsFamily.posterior_mean`): ``mean``/``cov`` (Gaussian), ``mean``/``var``
-(diagonal Gaussian), ``theta`` (Multinomial), ``p`` (Bernoulli).
+(diagonal Gaussian), ``theta`` (Multinomial), ``p`` (Bernoulli); for a Gaussian fitted on some
+of the columns (:mod:`bnpdist.obs.span`), mapped to every column by the estimator's ``lift_``.
 """
 from __future__ import annotations
 
@@ -28,11 +29,15 @@ class ClusterSummaries:
     ``vocabulary_`` and ``random_state`` (mixed into :class:`~bnpdist.mixture.BNPMixture`)."""
 
     def _posterior(self, keys: tuple[str, ...], attribute: str) -> np.ndarray:
-        """The first of ``keys`` among the family's posterior means (AttributeError if none)."""
+        """The first of ``keys`` among the family's posterior means (AttributeError if none), in
+        every column of the data when the family was fitted on some of them (``lift_``)."""
         means = self.obs_.posterior_mean(self._fitted())
+        lift = getattr(self, "lift_", None)
         for key in keys:
             if key in means:
-                return means[key]
+                if lift is None:
+                    return means[key]
+                return {"mean": lift.rows, "cov": lift.covariances, "var": lift.variances}[key](means[key])
         raise AttributeError(f"{attribute} is not defined for the {self.obs_.name} family")
 
     @property
@@ -91,6 +96,9 @@ class ClusterSummaries:
                 rows.append(sp.csr_matrix(rng.multinomial(length, m["theta"][k]).astype(np.float64)))
             else:
                 raise NotImplementedError(f"sample is not available for the {self.obs_.name} family")
-        X = sp.vstack(rows, format="csr") if sp.issparse(rows[0]) else np.vstack(rows)
-        return X, labels
+        if sp.issparse(rows[0]):
+            return sp.vstack(rows, format="csr"), labels
+        lift = getattr(self, "lift_", None)
+        X = np.vstack(rows)
+        return (X if lift is None else lift.rows(X)), labels
 

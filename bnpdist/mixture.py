@@ -44,7 +44,7 @@ from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
 from .obs.gaussian import RESOLUTION
 from .obs.quantised import smallest_gaps
-from .obs.span import restricted, span_columns
+from .obs.span import Lift, restricted, span_columns
 from .params import Estimator
 from .persist import check_params, read_model, write_model
 from .priors import DP, prior_from_dict
@@ -278,8 +278,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     columns_ : (d,) bool or None: the columns a Gaussian family was fitted on, when it resolves its
         own defaults and some columns are constant or exact linear combinations of the columns
         before them (dropped: the model is a density on the data's affine span,
-        :mod:`bnpdist.obs.span`; ``obs_``, ``means_`` and ``covariances_`` are over the kept
-        columns); None: every column
+        :mod:`bnpdist.obs.span`; ``obs_`` and ``stats_`` are over the kept columns); None: every
+        column
+    lift_ : :class:`~bnpdist.obs.span.Lift` or None: each column as an affine function of the kept
+        ones (from the data covariance), through which ``means_``, ``covariances_`` and ``sample``
+        report every column
     U_ : Û, the plug-in auxiliary variable (0 for the DP)
     n_rows_seen_ : rows consumed (ADF streaming)
     n_iter_ : passes over the data (ADF 1, EP 1 + its EP passes) or sweeps (samplers) of the fit
@@ -380,9 +383,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             mean = s / n
             cov = (ss - n * np.outer(mean, mean)) / max(n - 1, 1)
             summary = DataSummary(int(n), data.n_features, "dense", mean, cov, gaps=gaps)
-        self.columns_ = span_columns(obs, summary)
-        if self.columns_ is not None:
-            data, summary = engine.columns(data, self.columns_), restricted(summary, self.columns_)
+        self.columns_ = keep = span_columns(obs, summary)
+        self.lift_ = None if keep is None else Lift.of(summary.mean, summary.cov, keep)
+        if keep is not None:
+            data, summary = engine.columns(data, keep), restricted(summary, keep)
         return data, prior, obs.resolve(summary), summary
 
     def _choose(self, engine, data, prior, family, summary, config: FitConfig):
@@ -781,7 +785,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 "n_iter": getattr(self, "n_iter_", None), "converged": getattr(self, "converged_", None)}
         arrays = {**stats.to_arrays(), "ek": self.ek_}
         if getattr(self, "columns_", None) is not None:
-            arrays["columns"] = self.columns_
+            arrays.update({"columns": self.columns_, "lift.offset": self.lift_.offset,
+                           "lift.matrix": self.lift_.matrix})
         if hasattr(self, "labels_"):
             arrays["labels"] = self.labels_
         rows = getattr(self, "stream_rows_", None)
@@ -811,9 +816,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         est.ek_, est.U_ = arrays["ek"], float(meta["U"])
         est.n_rows_seen_, est.seed_, est.history_ = int(meta["n_rows_seen"]), meta["seed"], meta["history"]
         est.columns_ = arrays["columns"].astype(bool) if "columns" in arrays else None
-        if est.columns_ is not None and est.columns_.sum() != est.obs_.n_features:
-            raise ValueError(f"{path / 'arrays.npz'}: 'columns' keeps {int(est.columns_.sum())} columns, "
-                             f"the family has {est.obs_.n_features}")
+        est.lift_ = None if est.columns_ is None else Lift(arrays["lift.offset"], arrays["lift.matrix"])
+        if est.columns_ is not None and (est.columns_.sum() != est.obs_.n_features or
+                                         est.lift_.matrix.shape != (len(est.columns_), est.obs_.n_features)):
+            raise ValueError(f"{path / 'arrays.npz'}: 'columns' keeps {int(est.columns_.sum())} columns and "
+                             f"'lift.matrix' has shape {est.lift_.matrix.shape}; the family has {est.obs_.n_features}")
         est.n_features_in_ = est._input_width()
         est.hyper_search_ = meta.get("hyper_search")
         est.n_iter_, est.converged_ = meta.get("n_iter"), meta.get("converged")

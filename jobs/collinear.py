@@ -41,7 +41,8 @@ def fit(X, y, seed: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sets", help="comma-separated league sets (default: every dense one; --variants: iris,wine,wine-raw,breast-cancer)")
+    ap.add_argument("--sets", help="comma-separated league sets (default: every dense one; "
+                                   "--variants: iris,wine,wine-raw,breast-cancer)")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--near", help="comma-separated tolerances 1 - R^2 for nearly collinear columns")

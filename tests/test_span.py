@@ -93,6 +93,7 @@ def test_columns_survive_save_load_and_partial_fit(tmp_path, rng):
     est.save(tmp_path / "m")
     back = BNPMixture.load(tmp_path / "m")
     assert back.columns_.tolist() == est.columns_.tolist() and back.n_features_in_ == 14
+    assert np.array_equal(back.means_, est.means_) and back.means_.shape[1] == 14
     assert np.array_equal(back.predict(Z), est.labels_)
     stream = BNPMixture(random_state=1, algorithm="adf")
     for rows in np.array_split(rng.permutation(len(Z)), 3):
@@ -132,3 +133,24 @@ def test_dask_fit_with_a_dropped_column_equals_the_local_fit():
         est = BNPMixture(random_state=0, n_partitions=2, hyperparameters="fixed", client=e.client).fit(Z)
     assert est.columns_.tolist() == local.columns_.tolist()
     assert np.array_equal(est.labels_, local.labels_)
+
+
+def test_means_covariances_and_samples_are_reported_in_every_column():
+    """The dropped total is the sum of the kept columns' in every cluster mean, covariance and
+    sample; a constant column keeps its value with zero variance."""
+    X, _ = _wine()
+    Z = np.c_[X, X.sum(1), np.full(len(X), 3.0)]
+    for covariance in ("full", "diag"):
+        est = BNPMixture(obs=Gaussian(covariance=covariance), random_state=0).fit(Z)
+        assert est.columns_.tolist() == [True] * 13 + [False, False]
+        means, cov = est.means_, est.covariances_
+        assert means.shape == (est.n_clusters_, 15)
+        assert np.allclose(means[:, 13], means[:, :13].sum(1)) and np.allclose(means[:, 14], 3.0)
+        if covariance == "full":
+            assert cov.shape == (est.n_clusters_, 15, 15)
+            assert np.allclose(cov[:, 13, 13], cov[:, :13, :13].sum((1, 2))) and np.allclose(cov[:, 14], 0.0)
+        else:
+            assert cov.shape == (est.n_clusters_, 15) and np.allclose(cov[:, 14], 0.0)
+        rows, _ = est.sample(50, random_state=1)
+        assert rows.shape == (50, 15) and np.allclose(rows[:, 13], rows[:, :13].sum(1))
+        assert np.allclose(rows[:, 14], 3.0)

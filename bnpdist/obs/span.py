@@ -21,7 +21,7 @@ columns before it, :data:`CONSTANT_TOL` of its squared mean for a constant one.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -79,3 +79,39 @@ def restricted(summary: DataSummary, keep: np.ndarray) -> DataSummary:
     """``summary`` of the columns ``keep`` (d,) bool only."""
     return replace(summary, n_features=int(keep.sum()), mean=summary.mean[keep],
                    cov=summary.cov[np.ix_(keep, keep)], gaps=None if summary.gaps is None else summary.gaps[keep])
+
+
+@dataclass(frozen=True)
+class Lift:
+    """Every column as an affine function of the kept ones: x = ``offset`` + ``matrix`` x_kept
+    (``offset`` (d,), ``matrix`` (d, d') — the identity on the kept columns; a dropped column's
+    row the least-squares coefficients on the kept columns, exact for the data, its offset the
+    intercept; a constant column's row 0, its offset the constant), so that cluster means,
+    covariances and samples are reported in every column."""
+
+    offset: np.ndarray
+    matrix: np.ndarray
+
+    @classmethod
+    def of(cls, mean: np.ndarray, cov: np.ndarray, keep: np.ndarray) -> "Lift":
+        """From the data summary's ``mean`` and ``cov`` and the kept columns ``keep``."""
+        d, kept = len(keep), np.flatnonzero(keep)
+        matrix = np.zeros((d, len(kept)))
+        matrix[kept, np.arange(len(kept))] = 1.0
+        B = np.linalg.solve(cov[np.ix_(keep, keep)], cov[np.ix_(keep, ~keep)]).T
+        matrix[~keep] = B
+        offset = np.zeros(d)
+        offset[~keep] = mean[~keep] - B @ mean[keep]
+        return cls(offset, matrix)
+
+    def rows(self, X: np.ndarray) -> np.ndarray:
+        """(n, d) rows (or cluster means) from (n, d') kept columns."""
+        return self.offset + X @ self.matrix.T
+
+    def covariances(self, S: np.ndarray) -> np.ndarray:
+        """(K, d, d) covariances M Σ_k Mᵀ from (K, d', d')."""
+        return self.matrix @ S @ self.matrix.T
+
+    def variances(self, v: np.ndarray) -> np.ndarray:
+        """(K, d) marginal variances Σ_j M_ij² σ²_kj of independent kept columns, from (K, d')."""
+        return v @ (self.matrix ** 2).T

@@ -150,6 +150,8 @@ def _history(est, manifest: Manifest, evaluation: dict | None) -> str:
 
 def _means(est) -> np.ndarray:
     m = est.obs_.posterior_mean(est.stats_)
+    if "mean" in m and getattr(est, "lift_", None) is not None:
+        return est.means_        # in every column of the data (some were not fitted on)
     return next(m[k] for k in ("theta", "mean", "p") if k in m)
 
 
@@ -258,7 +260,7 @@ def render(model, *, assignments=None, top_words: int = 10, max_clusters: int | 
     if order:
         which = "every cluster" if len(order) == est.n_clusters_ else f"the {len(order)} largest clusters"
         parts += [f"<h2>Clusters: {which}, largest first</h2>", _clusters(est, order, ids, top_words)]
-    d = est.obs_.n_features
+    d = est.n_features_in_
     if math.isqrt(d) ** 2 == d and d >= 4 and order:
         shown = order[:MAX_IMAGES]
         which = "every cluster" if len(shown) == est.n_clusters_ else f"the {len(shown)} largest clusters"
