@@ -40,6 +40,19 @@ def test_nearly_collinear_columns_are_kept(rng):
     assert span_columns(Gaussian(), DataSummary(500, 3, "dense", *_moments(X))) is None
 
 
+def test_a_diagonal_covariance_alone_keeps_dependent_columns_and_wide_data(rng):
+    """Diagonal families drop constant columns only: 30 rows of 80 columns (rank 29) keep all 79
+    varying ones (d > 50: the default is diagonal), and a total is kept under covariance="diag"."""
+    X = np.c_[rng.normal(size=(30, 79)), np.ones(30)]
+    s = DataSummary(30, 80, "dense", *_moments(X))
+    assert span_columns(Gaussian(), s).tolist() == [True] * 79 + [False]
+    assert span_columns(Gaussian(covariance="full"), s).sum() == 29
+    Y = rng.normal(size=(40, 3))
+    t = DataSummary(40, 4, "dense", *_moments(np.c_[Y, Y.sum(1)]))
+    assert span_columns(Gaussian(covariance="diag"), t) is None
+    assert span_columns(Gaussian(), t).tolist() == [True, True, True, False]
+
+
 def test_span_columns_only_for_a_gaussian_that_resolves_its_own_scale(rng):
     X = np.c_[rng.normal(size=(50, 2)), np.ones(50)]
     s = DataSummary(50, 3, "dense", *_moments(X))
@@ -137,20 +150,20 @@ def test_dask_fit_with_a_dropped_column_equals_the_local_fit():
 
 def test_means_covariances_and_samples_are_reported_in_every_column():
     """The dropped total is the sum of the kept columns' in every cluster mean, covariance and
-    sample; a constant column keeps its value with zero variance."""
+    sample; a constant column keeps its value with zero variance (a diagonal covariance alone
+    keeps the total and drops the constant only)."""
     X, _ = _wine()
     Z = np.c_[X, X.sum(1), np.full(len(X), 3.0)]
-    for covariance in ("full", "diag"):
+    for covariance, total_kept in (("full", False), ("diag", True)):
         est = BNPMixture(obs=Gaussian(covariance=covariance), random_state=0).fit(Z)
-        assert est.columns_.tolist() == [True] * 13 + [False, False]
+        assert est.columns_.tolist() == [True] * 13 + [total_kept, False]
         means, cov = est.means_, est.covariances_
-        assert means.shape == (est.n_clusters_, 15)
-        assert np.allclose(means[:, 13], means[:, :13].sum(1)) and np.allclose(means[:, 14], 3.0)
+        rows, _ = est.sample(50, random_state=1)
+        assert means.shape == (est.n_clusters_, 15) and rows.shape == (50, 15)
+        assert np.allclose(means[:, 14], 3.0) and np.allclose(rows[:, 14], 3.0)
         if covariance == "full":
-            assert cov.shape == (est.n_clusters_, 15, 15)
-            assert np.allclose(cov[:, 13, 13], cov[:, :13, :13].sum((1, 2))) and np.allclose(cov[:, 14], 0.0)
+            assert cov.shape == (est.n_clusters_, 15, 15) and np.allclose(cov[:, 14], 0.0)
+            assert np.allclose(means[:, 13], means[:, :13].sum(1)) and np.allclose(rows[:, 13], rows[:, :13].sum(1))
+            assert np.allclose(cov[:, 13, 13], cov[:, :13, :13].sum((1, 2)))
         else:
             assert cov.shape == (est.n_clusters_, 15) and np.allclose(cov[:, 14], 0.0)
-        rows, _ = est.sample(50, random_state=1)
-        assert rows.shape == (50, 15) and np.allclose(rows[:, 13], rows[:, :13].sum(1))
-        assert np.allclose(rows[:, 14], 3.0)

@@ -13,8 +13,12 @@ still charges about 100 nats per cluster and direction).  The density of such da
 on its affine span, so the Gaussian families are fitted on coordinates of that span: the
 columns that remain when each column that is constant, or an exact linear combination of the
 columns kept before it, is dropped (in column order, so that a user's appended totals column is
-the one dropped and the fit equals the fit without it).  Both covariance structures then see
-the same coordinates, so their evidence compares.  The columns are found from the summary's
+the one dropped and the fit equals the fit without it), whenever the full covariance is fitted
+or searched: both covariance structures then see the same coordinates, so their evidence
+compares.  A diagonal covariance alone (``covariance="diag"``, or unset above
+:data:`~bnpdist.obs.gaussian.FULL_MAX_D` features) has a null direction only along a constant
+column (its evidence is a product over columns, each with its own scatter), so only constant
+columns are dropped there — wide data with fewer rows than columns keep every varying column.  The columns are found from the summary's
 covariance alone (an incremental Cholesky factorisation; no pass over the data), exact up to
 the precision of the moments: :data:`SPAN_TOL` of a column's variance left unexplained by the
 columns before it, :data:`CONSTANT_TOL` of its squared mean for a constant one.
@@ -27,7 +31,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from .base import DataSummary
-from .gaussian import Gaussian
+from .gaussian import FULL_MAX_D, Gaussian
 
 #: a column is a linear combination of the columns kept before it when the fraction of its
 #: variance they leave unexplained (1 − R²) is at most SPAN_TOL.  Exact dependence leaves
@@ -40,15 +44,22 @@ SPAN_TOL = 1e-8
 CONSTANT_TOL = 1e-12
 
 
+def varying_columns(mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """(d,) bool: the columns that are not constant (variance above :data:`CONSTANT_TOL` times the
+    squared mean)."""
+    mean, cov = np.asarray(mean, dtype=np.float64), np.asarray(cov, dtype=np.float64)
+    return np.diag(cov) > CONSTANT_TOL * mean ** 2
+
+
 def independent_columns(mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
     """(d,) bool: the columns kept — each column that is neither constant nor, to within
     :data:`SPAN_TOL`, a linear combination of the columns kept before it (greedy in column order,
     by the Cholesky factor of the covariance of the kept columns, standardised)."""
-    mean, cov = np.asarray(mean, dtype=np.float64), np.asarray(cov, dtype=np.float64)
+    cov = np.asarray(cov, dtype=np.float64)
     d = len(cov)
     var = np.diag(cov)
     keep = np.zeros(d, dtype=bool)
-    varying = var > CONSTANT_TOL * mean ** 2
+    varying = varying_columns(mean, cov)
     sd = np.sqrt(np.where(varying, var, 1.0))
     R = cov / np.outer(sd, sd)
     L = np.zeros((d, d))     # Cholesky factor of R over the kept columns, in the order kept
@@ -65,13 +76,15 @@ def independent_columns(mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
 def span_columns(family, summary: DataSummary) -> np.ndarray | None:
     """The columns a Gaussian ``family`` (the user's, unresolved) is fitted on, or None for all of
     them: only when it resolves its location and scale from the data (``mu0``, ``Lambda0`` and an
-    array ``floor`` unset) and some column is constant or linearly dependent; None as well when
-    no column varies (the families' own fallback for a zero covariance applies)."""
+    array ``floor`` unset) and some column is constant, or (full covariance fitted or searched)
+    linearly dependent; None as well when no column varies (the families' own fallback for a
+    zero covariance applies)."""
     if summary.kind != "dense" or summary.cov is None or not isinstance(family, Gaussian):
         return None
     if family.mu0 is not None or family.Lambda0 is not None or not (family.floor is None or np.isscalar(family.floor)):
         return None
-    keep = independent_columns(summary.mean, summary.cov)
+    full = family.covariance == "full" or (family.covariance is None and summary.n_features <= FULL_MAX_D)
+    keep = (independent_columns if full else varying_columns)(summary.mean, summary.cov)
     return None if keep.all() or not keep.any() else keep
 
 
@@ -86,7 +99,8 @@ class Lift:
     """Every column as an affine function of the kept ones: x = ``offset`` + ``matrix`` x_kept
     (``offset`` (d,), ``matrix`` (d, d') — the identity on the kept columns; a dropped column's
     row the least-squares coefficients on the kept columns, exact for the data, its offset the
-    intercept; a constant column's row 0, its offset the constant), so that cluster means,
+    intercept, the least-norm ones when the kept columns are themselves dependent (a diagonal
+covariance keeps them); a constant column's row 0, its offset the constant), so that cluster means,
     covariances and samples are reported in every column."""
 
     offset: np.ndarray
@@ -98,7 +112,7 @@ class Lift:
         d, kept = len(keep), np.flatnonzero(keep)
         matrix = np.zeros((d, len(kept)))
         matrix[kept, np.arange(len(kept))] = 1.0
-        B = np.linalg.solve(cov[np.ix_(keep, keep)], cov[np.ix_(keep, ~keep)]).T
+        B = np.linalg.lstsq(cov[np.ix_(keep, keep)], cov[np.ix_(keep, ~keep)], rcond=None)[0].T
         matrix[~keep] = B
         offset = np.zeros(d)
         offset[~keep] = mean[~keep] - B @ mean[keep]
