@@ -69,13 +69,15 @@ def _refine_part(block, seed, labels, family, halves: SuffStats, K: int) -> Suff
     with np.errstate(divide="ignore"):
         logn = np.log(halves.n)
     K2 = 2 * K
+    order = np.argsort(labels, kind="stable")            # each cluster's rows, grouped once
+    ks, starts = np.unique(labels[order], return_index=True)
+    groups = [(k, rows, X[rows]) for k, rows in zip(ks, np.split(order, starts[1:]))]
     out = []
     for a in range(halves.K // K2):
         side = np.zeros(len(X), dtype=np.int64)
-        for k in np.unique(labels):
-            rows = np.flatnonzero(labels == k)
+        for k, rows, Xk in groups:
             pair = a * K2 + np.array([2 * k, 2 * k + 1])
-            lp = family.log_predictive(X[rows], halves.take(pair)) + logn[pair]
+            lp = family.log_predictive(Xk, halves.take(pair)) + logn[pair]
             side[rows] = lp[:, 1] > lp[:, 0]
         out.append(family.stats_hard(X, 2 * labels + side, K2))
     return reduce(SuffStats.concat, out)
