@@ -63,6 +63,7 @@ from scipy.special import logsumexp
 
 from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed import LocalEngine
+from .algorithms.refine import stats_log_joint
 from .algorithms.variational import VariationalRun, check_epsilon
 from .obs.gaussian import MAX_COV_FRACTION, MIN_COV_FRACTION
 from .obs.multinomial import CORPUS_DOCS
@@ -172,8 +173,7 @@ def partition_log_joint(family, prior, block, labels) -> float:
     """log p(x, z) = Σ_k log p(x_k) + log p(z) of a block and any partition ``labels`` (n,)
     integers ≥ 0 (gaps allowed): the family's marginal of each block of rows, the prior's EPPF of
     their sizes (the unnormalised partition posterior of :func:`bnpdist.exact.exact_posterior`)."""
-    hard = _hard(family, block, labels)
-    return float(family.log_marginal(hard).sum() + prior.log_eppf(hard.n))
+    return stats_log_joint(family, prior, _hard(family, block, labels))
 
 
 def _hard(family, block, labels):

@@ -87,13 +87,14 @@ def test_refined_cuts_find_groups_that_the_principal_axis_cuts_across():
 
 def test_refined_splits_recover_the_classes_the_default_fit_lumps(tmp_path):
     """The league's redundant-d20 (make_classification, 4 classes, 5 exactly redundant of 20
-    columns), seed 0: the default fit ends at K 2 (NMI 0.49; no principal cut raises the log
-    joint); the refined cuts reach the four classes (NMI 0.94), at a higher log joint."""
+    columns), seed 0: the default fit ends at K 3 (NMI 0.78; no principal cut raises the log
+    joint, the row moves after one add a cluster: tests/test_refine.py); the refined cuts
+    reach the four classes (NMI 0.94), at a higher log joint."""
     data = SETS["redundant-d20"].load(0)
     X, y = data.X, data.labels
     default = BNPMixture(random_state=0).fit(X)
     refined = BNPMixture(random_state=0, splits="refined").fit(X)
-    assert len(np.unique(default.labels_)) == 2 and normalized_mutual_info_score(y, default.labels_) < 0.6
+    assert len(np.unique(default.labels_)) == 3 and normalized_mutual_info_score(y, default.labels_) < 0.8
     assert len(np.unique(refined.labels_)) == 4 and normalized_mutual_info_score(y, refined.labels_) > 0.9
     Xk = X[:, default.columns_]                # the columns both were fitted on (the data's span)
     lj = lambda m: partition_log_joint(m.obs_, m.prior_, Xk, m.labels_)

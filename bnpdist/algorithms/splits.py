@@ -47,7 +47,13 @@ def cuts_apply(family) -> bool:
     return getattr(family, "name", None) == "Gaussian" and getattr(family, "covariance", None) == "full"
 
 
-def _halves_part(block, seed, labels, family, centre: np.ndarray, axis: np.ndarray) -> SuffStats:
+def principal_axes(cov: np.ndarray, n_axes: int) -> np.ndarray:
+    """(A, K, d): the A = min(n_axes, d) leading eigenvectors of each covariance ``cov`` (K, d, d)."""
+    vecs = np.linalg.eigh(0.5 * (cov + np.swapaxes(cov, 1, 2)))[1]
+    return np.ascontiguousarray(np.moveaxis(vecs[:, :, ::-1][:, :, :min(n_axes, vecs.shape[-1])], 2, 0))
+
+
+def halves_part(block, seed, labels, family, centre: np.ndarray, axis: np.ndarray) -> SuffStats:
     """Hard statistics of the halves of each cluster k in one partition for each start a: its rows
     on either side of the hyperplane through ``centre[k]`` normal to ``axis[a, k]`` (``axis``
     (A, K, d); halves 2(aK + k) and 2(aK + k) + 1)."""
@@ -60,7 +66,7 @@ def _halves_part(block, seed, labels, family, centre: np.ndarray, axis: np.ndarr
 
 
 def _refine_part(block, seed, labels, family, halves: SuffStats, K: int) -> SuffStats:
-    """Hard statistics of the halves (as :func:`_halves_part`, ``K`` clusters) after one restricted
+    """Hard statistics of the halves (as :func:`halves_part`, ``K`` clusters) after one restricted
     sweep: for each start, each row of cluster k moves to the half h of its pair of larger
     log n_h + log f_h(x) under the halves' statistics (the restricted Gibbs step of Chang &
     Fisher 2013 at its mode)."""
@@ -94,10 +100,9 @@ def split_clusters(engine, data, family, prior, stats: SuffStats, labels,
     clusters) with every kept cut (``cuts``: a name in :data:`CUTS`), or None when no cut is kept."""
     n_axes, sweeps = CUTS[cuts]
     post = family.posterior_mean(stats)
-    vecs = np.linalg.eigh(0.5 * (post["cov"] + np.swapaxes(post["cov"], 1, 2)))[1]
-    A, K = min(n_axes, vecs.shape[-1]), stats.K
-    axis = np.ascontiguousarray(np.moveaxis(vecs[:, :, ::-1][:, :, :A], 2, 0))     # (A, K, d)
-    halves = engine.reduce(engine.map(_halves_part, data, labels, family, post["mean"], axis, key="split-halves"))
+    axis = principal_axes(post["cov"], n_axes)
+    A, K = axis.shape[0], stats.K
+    halves = engine.reduce(engine.map(halves_part, data, labels, family, post["mean"], axis, key="split-halves"))
     for _ in range(sweeps):
         new = engine.reduce(engine.map(_refine_part, data, labels, family, halves, K, key="split-refine"))
         if _same(new, halves):

@@ -77,10 +77,12 @@ class CollapsedState:
         self._set_state(self.family.kernel_state(stats, cap))
 
     # --- sampling ----------------------------------------------------------------------------
-    def run(self, remove, add, prior, U: float, prior_only: bool = False, parts: int = 1):
+    def run(self, remove, add, prior, U: float, prior_only: bool = False, parts: int = 1,
+            greedy: bool = False):
         """Steps ``(remove[t], add[t])`` under ``prior`` and U (growing the capacity as needed);
         ``parts`` > 1 divides the new-cluster weight by ``parts`` (one of ``parts`` marked
-        superposed processes, :mod:`bnpdist.algorithms.marked`)."""
+        superposed processes, :mod:`bnpdist.algorithms.marked`); ``greedy``: each row to its
+        conditional's mode instead of a draw."""
         remove = np.ascontiguousarray(remove, dtype=np.int64)
         add = np.ascontiguousarray(add, dtype=np.int64)
         sigma, log_new = prior.sigma, prior.log_new_weight(U)
@@ -89,7 +91,7 @@ class CollapsedState:
         t = 0
         while t < len(add):
             t = self._steps(self.labels, self.counts, self.meta, remove, add, t, sigma, log_new,
-                            prior_only, self._out)
+                            prior_only, self._out, greedy)
             if t < len(add):
                 self._grow()
 

@@ -78,18 +78,23 @@ def draw_index(out, hi, rng):
 
 
 @numba.njit(nogil=True, cache=True)
-def _draw(out, lw, hi, log_new, rng):
-    """Index k ∈ 0..hi with probability ∝ exp(out[k] + lw[k]) (k < hi), exp(out[hi] + log_new)."""
+def _draw(out, lw, hi, log_new, greedy, rng):
+    """Index k ∈ 0..hi with probability ∝ exp(out[k] + lw[k]) (k < hi), exp(out[hi] + log_new);
+    ``greedy``: the k of largest weight instead (the first of ties)."""
     for k in range(hi):
         out[k] += lw[k]
     out[hi] += log_new
+    if greedy:
+        return np.argmax(out[:hi + 1])
     return draw_index(out, hi, rng)
 
 
 @numba.njit(nogil=True, cache=True)
 def gibbs_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta,
-                remove, add, start, sigma, log_new, prior_only, rng, out):
+                remove, add, start, sigma, log_new, prior_only, greedy, rng, out):
     """Run steps ``start..len(add)-1``; return the index of the first step not run.
+    ``greedy``: each row goes to its most probable cluster instead of a draw (the conditional's
+    mode: iterated conditional modes, Besag 1986, which never lowers p(x, z)).
 
     ``labels`` (n,) int64 slot of each row (−1: unassigned); ``counts`` (Kcap,) int64 rows per
     slot; ``out`` (≥ Kcap,) float64 workspace.  Returns early (before step t) when slot ``hi``
@@ -121,7 +126,7 @@ def gibbs_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta,
             out[:hi + 1] = 0.0
         else:
             log_pred_row(xa, xb, hyper, state, hi, out)
-        k = _draw(out, lw, hi, log_new, rng)
+        k = _draw(out, lw, hi, log_new, greedy, rng)
         if k == hi:
             k = 0
             while counts[k] > 0:
@@ -184,21 +189,22 @@ def _compile(row_kernels, blk, hyper, state, rng):
         ptrs.append(ptr)
         fn_types.append(fn_t)
     argtys = (*fn_types, blk_t, hyper_t, state_t, i64v, i64v, i64v, i64v, i64v, i64, f64, f64,
-              types.boolean, rng_t, out_t)
+              types.boolean, types.boolean, rng_t, out_t)
     return entry(gibbs_steps, argtys), ptrs
 
 
 def bind_steps(row_kernels, blk, hyper, state, rng):
     """:func:`gibbs_steps` specialised for one family and block layout.
 
-    Returns ``steps(labels, counts, meta, remove, add, start, sigma, log_new, prior_only, out)``
+    Returns ``steps(labels, counts, meta, remove, add, start, sigma, log_new, prior_only, out,
+    greedy=False)``
     calling the compiled kernel with the family's row kernels as function pointers.  Compiled
     entries are memoised per process on the argument layouts.
     """
     key = (gibbs_steps, *row_kernels, layout((blk, hyper, state, rng)))
     run, (lp, ad) = memo(key, lambda: _compile(row_kernels, blk, hyper, state, rng))
 
-    def steps(labels, counts, meta, remove, add, start, sigma, log_new, prior_only, out):
+    def steps(labels, counts, meta, remove, add, start, sigma, log_new, prior_only, out, greedy=False):
         return run(lp, ad, blk, hyper, state, labels, counts, meta, remove, add,
-                   int(start), float(sigma), float(log_new), bool(prior_only), rng, out)
+                   int(start), float(sigma), float(log_new), bool(prior_only), bool(greedy), rng, out)
     return steps
