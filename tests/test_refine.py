@@ -83,3 +83,17 @@ def test_default_fit_moves_the_rows_of_a_cut_that_the_split_rounds_refused(monke
     monkeypatch.setattr(refine, "REFINE_NATS", np.inf)
     unmoved = BNPMixture(random_state=0).fit(ls.X)
     assert len(np.unique(unmoved.labels_)) == 2 and nmi(unmoved) < 0.5
+
+
+def test_a_warm_ep_that_ends_below_the_partition_before_the_moves_is_undone(monkeypatch):
+    """breast-cancer seed 1: the moves gain, but EP warm from them ends 51 nats below the
+    partition before them, so the fit restores the state before (the same labels and clusters
+    as without the moves; the restored snapshot is recorded again)."""
+    X = SETS["breast-cancer"].load(1).X
+    fitted = BNPMixture(random_state=1).fit(X)
+    monkeypatch.setattr(refine, "REFINE_NATS", np.inf)
+    unmoved = BNPMixture(random_state=1).fit(X)
+    assert np.array_equal(fitted.labels_, unmoved.labels_)
+    assert np.array_equal(fitted.stats_.n, unmoved.stats_.n) and fitted.U_ == unmoved.U_
+    same = lambda rec: {k: v for k, v in rec.items() if k != "seconds"}
+    assert len(fitted.history_) > len(unmoved.history_) and same(fitted.history_[-1]) == same(unmoved.history_[-1])
