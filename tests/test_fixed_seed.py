@@ -2,8 +2,9 @@
 
 Every case names all of its parameters (prior, family hyperparameters, algorithm settings,
 partitions, seed) so that a change of a library default does not move it; what it records
-(labels, the clusters' statistics, held-out scores) is compared exactly with
-``tests/data/fixed_seed.npz``.  A refactoring must leave every case unchanged; a change that
+(labels, the clusters' statistics, held-out scores) is compared with
+``tests/data/fixed_seed.npz``: exactly where the versions and the CPU are those it was recorded
+with, else integers exactly and floats to a relative 1e-9.  A refactoring must leave every case unchanged; a change that
 is meant to alter results regenerates the file (``python tests/test_fixed_seed.py``) and says
 so in its commit message.
 
@@ -243,8 +244,13 @@ def run(name: str) -> dict:
 
 
 def _versions() -> str:
+    """What bit-identical floats need: the same numpy, scipy and numba and the same CPU (BLAS and
+    LLVM pick their kernels by CPU: on another one the same versions differ in the last bits)."""
+    import llvmlite.binding
+    import numba
     import scipy
-    return f"numpy {np.__version__}, scipy {scipy.__version__}"
+    return (f"numpy {np.__version__}, scipy {scipy.__version__}, numba {numba.__version__}, "
+            f"cpu {llvmlite.binding.get_host_cpu_name()}")
 
 
 def _stored() -> dict:
