@@ -97,3 +97,17 @@ def test_a_warm_ep_that_ends_below_the_partition_before_the_moves_is_undone(monk
     assert np.array_equal(fitted.stats_.n, unmoved.stats_.n) and fitted.U_ == unmoved.U_
     same = lambda rec: {k: v for k, v in rec.items() if k != "seconds"}
     assert len(fitted.history_) > len(unmoved.history_) and same(fitted.history_[-1]) == same(unmoved.history_[-1])
+
+
+def test_the_experiment_job_runs_its_variants_and_restores_the_library(capsys):
+    """jobs/exp_refine.py on iris seed 0: one row with every variant; the patches are undone."""
+    from conftest import load_job
+    import bnpdist.mixture as mixture
+    from bnpdist.algorithms import splits
+    from bnpdist.obs.gaussian_diag import DiagGaussian
+    DIAG_POSTERIOR = DiagGaussian.posterior_mean
+    load_job("exp_refine").main(["--sets", "iris", "--seeds", "0"])
+    row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| iris")]
+    assert len(row) == 1 and row[0].count("|") == 2 + 5 + 1
+    assert mixture.cuts_apply is splits.cuts_apply and mixture.refine is refine.refine
+    assert refine.REFINE_NATS == 3.0 and DiagGaussian.posterior_mean is DIAG_POSTERIOR
