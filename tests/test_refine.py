@@ -66,9 +66,10 @@ def test_partitions_that_open_clusters_at_once_get_distinct_ones():
     labels = engine.labels(data, z)
     hard = refine.hard_stats(engine, data, family, labels, 2)
     parts = engine.gather(engine.map(refine._moves_part, data, labels, family, prior, 0.0, hard, len(X), None))
-    opened = [len(np.unique(p[p >= 2])) for p in parts]
-    assert all(k > 0 for k in opened)
-    kept = len(np.unique(np.concatenate([p[p < 2] for p in parts])))
+    assert all(p.n.sum() == n for p, n in zip(parts, data.n_rows))
+    opened = [p.K - 2 for p in parts]
+    assert all(k > 0 for k in opened) and all(np.all(p.n[2:] > 0) for p in parts)
+    kept = int((sum(p.n[:2] for p in parts) > 0).sum())
     moved = refine._moved(engine, data, family, prior, 0.0, labels, hard, None)
     assert moved.n.sum() == len(X) and moved.K == kept + sum(opened)
 

@@ -54,12 +54,12 @@ def stats_log_joint(family, prior, hard) -> float:
 
 
 def _moves_part(block, seed, labels, family, prior, U: float, hard, n_total: int, cut):
-    """This partition's rows moved to their conditional modes (:data:`REFINE_SWEEPS` at most),
-    the other partitions' rows held; ``hard``: the K clusters' global statistics.  ``cut`` =
-    (k, centre, axis): the rows of cluster k beyond the hyperplane through ``centre`` normal to
-    ``axis`` start in cluster K − 1 (``hard`` holds the two sides as k and K − 1), and only the
-    rows of k move; None: every row moves.  Labels in 0..K−1, or K + j for the j-th cluster
-    the partition opened."""
+    """The statistics of this partition's rows after their moves to their conditional modes
+    (:data:`REFINE_SWEEPS` at most), the other partitions' rows held; ``hard``: the K clusters'
+    global statistics.  ``cut`` = (k, centre, axis): the rows of cluster k beyond the hyperplane
+    through ``centre`` normal to ``axis`` start in cluster K − 1 (``hard`` holds the two sides as
+    k and K − 1), and only the rows of k move; None: every row moves.  Clusters 0..K−1, then
+    the ones this partition opened, in order."""
     X, labels, K = np.asarray(block, dtype=np.float64), np.array(labels, dtype=np.int64), hard.K
     if cut is None:
         rows = np.arange(n_rows(block))
@@ -76,21 +76,32 @@ def _moves_part(block, seed, labels, family, prior, U: float, hard, n_total: int
             break
     out = state.labels
     opened = np.unique(out[out >= K])
-    return np.where(out < K, out, K + np.searchsorted(opened, out))
+    return family.stats_hard(as_block(block), np.where(out < K, out, K + np.searchsorted(opened, out)),
+                             K + len(opened))
+
+
+def _n_clusters(stats) -> int:
+    return stats.K
+
+
+def _placed_part(block, seed, stats, K: int, offset: int, total: int):
+    """A partition's statistics from :func:`_moves_part` over the global numbering: clusters
+    0..K−1 in place, the ones it opened at ``offset``.., ``total`` clusters in all."""
+    return stats.take(np.arange(K)).pad(offset).concat(stats.take(np.arange(K, stats.K))).pad(total)
 
 
 def _moved(engine, data, family, prior, U: float, labels, hard, cut):
     """Statistics of the partition after :func:`_moves_part` in every partition (each one's new
-    clusters numbered after the others')."""
+    clusters numbered after the others').  Only the partitions' cluster counts reach the driver;
+    the statistics are summed on the cluster as the EP passes sum theirs."""
     K = hard.K
-    parts = engine.gather(engine.map(_moves_part, data, labels, family, prior, U, hard, data.n_total, cut,
-                                     key="refine-moves"))
-    offset, moved = K, []
-    for z in parts:
-        new = z >= K
-        moved.append(np.where(new, z + offset - K, z))
-        offset += int(z[new].max()) - K + 1 if new.any() else 0
-    after = hard_stats(engine, data, family, engine.per_partition(data, moved), offset)
+    parts = engine.map(_moves_part, data, labels, family, prior, U, hard, data.n_total, cut, key="refine-moves")
+    opened = np.array(engine.gather(parts, select=_n_clusters)) - K
+    offsets = K + np.concatenate([[0], np.cumsum(opened)[:-1]])
+    total = K + int(opened.sum())
+    placed = engine.map(_placed_part, data, engine.per_partition(data, parts), K,
+                        engine.per_partition(data, [int(o) for o in offsets]), total, key="refine-place")
+    after = engine.reduce(placed)
     return after.take(after.n > 0)
 
 
