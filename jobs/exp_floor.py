@@ -23,7 +23,12 @@ algorithm), the best of five EP fits (random_state seed..seed + 4) by log joint,
 ``splits="refined"`` (full covariance only), the sub-cluster sampler (100 and 400 sweeps) and
 collapsed Gibbs started from the true labels: NMI, K and log joint (how far EP's partition is
 from the model's mode), then for each the c of the best log joint (the empirical-Bayes choice,
-had the search scored that optimiser's partition).
+had the search scored that optimiser's partition).  ``--kappa0`` fixes the model's κ0 (a number, or
+``tied``: κ0 = KAPPA0·c/COV_FRACTION, which keeps the prior spread of the cluster means
+E[Σ]/κ0 = c·C/κ0 at the default's 10·C at every c; unset: KAPPA0); ``--only`` runs a subset of
+the optimisers (:data:`OPTIMISERS`' labels, separated by ``;``).
+
+    python jobs/exp_floor.py --optimisers digits-pixels --covariance full --cov-fraction 12.8 --kappa0 tied --only 'ep;ep, refined cuts'
 """
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
 from bnpdist.mixture import BNPMixture
 from bnpdist.obs import DataSummary, Gaussian
+from bnpdist.obs.gaussian import COV_FRACTION, KAPPA0
 from bnpdist.obs.quantised import smallest_gaps
 from bnpdist.obs.span import restricted, span_columns
 from bnpdist.priors import DP
@@ -96,19 +102,22 @@ OPTIMISERS = {"ep": ("ep", None, 1, False, "principal"), "ep, best of 5 seeds": 
               "gibbs from the labels": ("gibbs", None, 1, True, "principal")}
 
 
-def optimisers(name: str, seed: int, cov_fraction: float, covariance: str = "diag"):
-    """Rows (partition, K, NMI, log joint) of the truth and each of :data:`OPTIMISERS` under one
-    floored model; the rows' (label, K, NMI, log joint) as a second result."""
+def optimisers(name: str, seed: int, cov_fraction: float, covariance: str = "diag", kappa0=None, only=None):
+    """Rows (partition, K, NMI, log joint) of the truth and each of :data:`OPTIMISERS` (``only``:
+    those labels) under one floored model (``kappa0``: None for the default, a number, or "tied"
+    for KAPPA0·c/COV_FRACTION); the rows' (label, K, NMI, log joint) as a second result."""
     X, y = load(name, seed)
     summary = DataSummary(len(X), X.shape[1], "dense", X.mean(0), np.cov(X.T), gaps=smallest_gaps(X))
-    template = Gaussian(covariance=covariance, floor="resolution")
+    if kappa0 == "tied":
+        kappa0 = KAPPA0 * cov_fraction / COV_FRACTION
+    template = Gaussian(covariance=covariance, floor="resolution", kappa0=None if kappa0 is None else float(kappa0))
     keep = span_columns(template, summary)      # the columns BNPMixture fits (its affine span)
     if keep is not None:
         X, summary = X[:, keep], restricted(summary, keep)
     family = template.resolve(summary, cov_fraction=cov_fraction)
     found = [("truth", len(np.unique(y)), 1.0, partition_log_joint(family, DP(1.0), X, y))]
     for label, (algorithm, n_iter, restarts, from_labels, splits) in OPTIMISERS.items():
-        if splits != "principal" and covariance != "full":
+        if (splits != "principal" and covariance != "full") or (only is not None and label not in only):
             continue
         best = None
         for s in range(seed, seed + restarts):
@@ -131,13 +140,16 @@ def main(argv=None):
     ap.add_argument("--optimisers", metavar="SET", help="EP, sub-cluster and Gibbs under one floored model")
     ap.add_argument("--cov-fraction", default="0.1", help="within-cluster fractions c of --optimisers, comma-separated")
     ap.add_argument("--covariance", default="diag", help="covariance structure of --optimisers")
+    ap.add_argument("--kappa0", help="kappa0 of --optimisers: a number or 'tied' (KAPPA0 c / COV_FRACTION)")
+    ap.add_argument("--only", help=f"optimisers run, separated by ';', of {list(OPTIMISERS)}")
     args = ap.parse_args(argv)
     if args.optimisers:
         for seed in (int(s) for s in args.seeds.split(",")):
             print(f"seed {seed}\n\n| c | partition | K | NMI | log p(x, z) |\n|---|---|---|---|---|")
             found = {}
             for c in (float(c) for c in args.cov_fraction.split(",")):
-                lines, rows = optimisers(args.optimisers, seed, c, args.covariance)
+                lines, rows = optimisers(args.optimisers, seed, c, args.covariance, args.kappa0,
+                                         None if args.only is None else args.only.split(";"))
                 print("\n".join(lines), flush=True)
                 for lab, K, v, lj in rows:
                     found.setdefault(lab, []).append((lj, c, K, v))
