@@ -139,6 +139,11 @@ def _add_moments(a, b):
             None if a[4] is None else np.minimum(a[4], b[4]))
 
 
+def _broken_part(block, seed, lift: Lift, keep: np.ndarray) -> np.ndarray:
+    """One partition's dropped columns that its rows break (:meth:`Lift.broken`)."""
+    return lift.broken(np.asarray(as_block(block)), keep)
+
+
 def _renumber(labels: np.ndarray, remap: np.ndarray) -> np.ndarray:
     """Labels through a merge stage's map from old to new cluster indices (−1: dropped)."""
     return np.where(labels >= 0, remap[np.maximum(labels, 0)], -1) if len(labels) else labels
@@ -603,7 +608,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         and searches on too few rows (40 Reuters documents chose a = 1 where all 395 choose
         16), and EP over the current batch only cannot move the earlier batches' rows.  The batch
         that passes the bound, or whose rows seen times the model's clusters pass
-        :data:`STREAM_REFIT_WORK`, and all later ones are folded in by ADF as above.
+        :data:`STREAM_REFIT_WORK`, and all later ones are folded in by ADF as above, on the
+        columns the model was fitted on (``columns_``): a batch in which a dropped column varies
+        or no longer follows the kept ones is named in a warning.
 
         ``labels_`` then covers every row seen: the labels each earlier row got when its batch
         was folded in (renumbered through later merges, not rescored: ``predict`` rescores),
@@ -649,6 +656,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         with self._engine(X) as engine:
             data = engine.partitions(X, n_partitions=self.n_partitions)
             if fitted:
+                self._check_span(engine, data)
                 data = self._fitted_view(engine, data)
                 prior, family = self.prior_, self._grow_corpus_base(engine, data)
                 state = VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
@@ -675,6 +683,22 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             self.n_iter_ = passes
             self.converged_ = not refine or (snap.change or 0.0) < config.tol
         return self
+
+    def _check_span(self, engine, data) -> None:
+        """Warn when a batch folded in breaks the columns the model was fitted on (``columns_``):
+        a dropped column that varies now, or no longer follows the kept ones (:meth:`Lift.broken`).
+        The model keeps ignoring it; ``fit`` on all the rows would keep it."""
+        keep = getattr(self, "columns_", None)
+        if keep is None or data.kind != "dense":
+            return
+        broken = engine.reduce(engine.map(_broken_part, data, self.lift_, keep, key="span-broken"), np.logical_or)
+        if broken.any():
+            names = getattr(self, "feature_names_in_", None)
+            cols = [str(names[j]) if names is not None else str(j) for j in np.flatnonzero(broken)]
+            warnings.warn(f"partial_fit: column(s) {', '.join(cols)} were dropped when the model was fitted "
+                          "(constant, or exact linear combinations of the columns kept, over the rows seen then) "
+                          "but this batch breaks that; the model still ignores them (fit on all the rows "
+                          "to include them)", UserWarning, stacklevel=4)
 
     def _grow_corpus_base(self, engine, data):
         """The fitted family for one more batch; a corpus base (``obs=None`` or ``base="corpus"``,

@@ -119,6 +119,25 @@ def test_columns_survive_save_load_and_partial_fit(tmp_path, rng):
     assert folded.fit(Z).obs_.n_features == 13                # a warm EP fit continues in the span
 
 
+def test_a_batch_that_breaks_a_dropped_column_is_warned_about(rng):
+    """partial_fit past the refit keeps the fitted columns; a batch whose dropped column varies, or
+    no longer adds up, is named in a warning (the rows that follow the lift are not)."""
+    import warnings
+    pd = pytest.importorskip("pandas")
+    X, _ = _wine()
+    Z = pd.DataFrame(np.c_[X, X.sum(1), np.full(len(X), 2.0)], columns=[f"f{j}" for j in range(13)] + ["total", "two"])
+    est = BNPMixture(random_state=1, algorithm="adf").fit(Z)
+    assert est.columns_.tolist() == [True] * 13 + [False, False]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.partial_fit(Z.iloc[:50])
+    varying = Z.iloc[:50].assign(two=rng.normal(size=50))
+    with pytest.warns(UserWarning, match=r"column\(s\) two were dropped"):
+        est.partial_fit(varying)
+    with pytest.warns(UserWarning, match=r"column\(s\) total were dropped"):
+        est.partial_fit(Z.iloc[:50].assign(total=Z["total"].iloc[:50] + 1.0))
+
+
 class _Held(Deferred):
     def __init__(self, value):
         self.value = value

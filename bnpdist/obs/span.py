@@ -42,6 +42,9 @@ SPAN_TOL = 1e-8
 #: a column is constant when its variance is at most CONSTANT_TOL times its squared mean (0 for a
 #: column of zeros): a standard deviation below 1e-6 of the mean is below the moments' precision
 CONSTANT_TOL = 1e-12
+#: new rows break a dropped column's lift when a residual passes LIFT_TOL of its scale
+#: (:meth:`Lift.broken`)
+LIFT_TOL = 1e-2
 
 
 def varying_columns(mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
@@ -117,6 +120,22 @@ covariance keeps them); a constant column's row 0, its offset the constant), so 
         offset = np.zeros(d)
         offset[~keep] = mean[~keep] - B @ mean[keep]
         return cls(offset, matrix)
+
+    def broken(self, X: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """(d,) bool: the dropped columns (not ``keep``) of the rows ``X`` (n, d) that some row does
+        not follow: |x_j − (offset + M x_kept)_j| above :data:`LIFT_TOL` times the lifted column's
+        spread plus magnitude over these rows (a constant column that varies, a total that no
+        longer adds up; within the fit's rows the residual is at most about 1e-4 of the column's
+        standard deviation, by :data:`SPAN_TOL`)."""
+        drop = ~np.asarray(keep, dtype=bool)
+        out = np.zeros(len(drop), dtype=bool)
+        if len(X) == 0 or not drop.any():
+            return out
+        X = np.asarray(X, dtype=np.float64)
+        lifted = self.offset[drop] + X[:, keep] @ self.matrix[drop].T
+        scale = lifted.std(axis=0) + np.abs(lifted).mean(axis=0)
+        out[drop] = np.abs(X[:, drop] - lifted).max(axis=0) > LIFT_TOL * scale
+        return out
 
     def rows(self, X: np.ndarray) -> np.ndarray:
         """(n, d) rows (or cluster means) from (n, d') kept columns."""
