@@ -42,10 +42,14 @@ def test_ep_pass_sends_no_state_in_its_graph(engine):
     assert len(per_pass) == 3
     state = stat_bytes(run.state)
     assert state > 100_000     # K x V statistics: large against a pass's task specifications
+    # a pass's tasks: 4 scans, 4 update selections, 1 fold, the merge, the state, and the small
+    # per-partition values (ctx) and options (22 when nothing else runs); the contributions it
+    # submits without awaiting them may run in the next pass's count (measured on 2 loaded cores:
+    # 18-26 a pass, 62-69 over the three), so the bound is on the passes together
+    assert 30 <= sum(t["tasks"] for t in per_pass) <= 3 * 24, per_pass
     for t in per_pass:
-        # the pass's tasks: 4 scans, 4 update selections, 1 fold, the merge, the state, and the
-        # small per-partition values (ctx) and options; no task specification carries the state
-        assert 10 <= t["tasks"] <= 24, t
+        # no task specification carries the state
+        assert 6 <= t["tasks"] <= 24 + 4, t
         assert t["graph_bytes"] < state / 4, (t, state)
         assert t["served_bytes"] >= 2 * state      # the state to the driver and to a worker
 
