@@ -1,6 +1,7 @@
 """What an EP pass sends: the global state by reference (never inside the task graph), Dask's
 size of bnpdist values, and the engine's fold/apply on both engines."""
 import operator
+import time
 
 import numpy as np
 import pytest
@@ -16,6 +17,12 @@ from bnpdist.priors import DP
 
 X, _, _ = make_bars(400, n_tokens=20, seed=3)
 V = 64
+
+
+def _settle(futures) -> None:
+    """Until every future is done (without fetching its value: no bytes served)."""
+    while not all(f.done() for f in futures):
+        time.sleep(0.01)
 
 
 def stat_bytes(state: VarState) -> int:
@@ -34,22 +41,21 @@ def test_ep_pass_sends_no_state_in_its_graph(engine):
     run = VariationalRun(engine, engine.partitions(W, n_partitions=4), family, DP(1.0), epsilon=0.5,
                          merge_threshold=0.0, seed=2, n_iter=4, tol=0.0)
     list(run.adf(record=True))
+    _settle(run.results)
     engine.watch_traffic()
     per_pass = []
     for _ in run.ep():
+        _settle(run.results)      # the pass's contributions, submitted without awaiting, count in it
         per_pass.append(engine.traffic())
         engine.watch_traffic()
     assert len(per_pass) == 3
     state = stat_bytes(run.state)
     assert state > 100_000     # K x V statistics: large against a pass's task specifications
-    # a pass's tasks: 4 scans, 4 update selections, 1 fold, the merge, the state, and the small
-    # per-partition values (ctx) and options (22 when nothing else runs); the contributions it
-    # submits without awaiting them may run in the next pass's count (measured on 2 loaded cores:
-    # 18-26 a pass, 62-69 over the three), so the bound is on the passes together
-    assert 30 <= sum(t["tasks"] for t in per_pass) <= 3 * 24, per_pass
     for t in per_pass:
-        # no task specification carries the state
-        assert 6 <= t["tasks"] <= 24 + 4, t
+        # the pass's tasks: 4 scans, 4 update selections, 1 fold, the merge, the state, its 4
+        # contributions and the small per-partition values (ctx) and options; no task
+        # specification carries the state
+        assert 10 <= t["tasks"] <= 24, t
         assert t["graph_bytes"] < state / 4, (t, state)
         assert t["served_bytes"] >= 2 * state      # the state to the driver and to a worker
 

@@ -12,10 +12,11 @@ sweep until none moves (at most :data:`REFINE_SWEEPS`); no move lowers p(x, ẑ)
 candidates: every row moving from ẑ, and for each cluster its cut across the principal axis of
 its posterior covariance followed by the moves of its rows only.  Each partition moves its rows
 given the others' (the global statistics), in parallel.  The candidate of largest log joint
-log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (the search's criterion, :func:`bnpdist.hyper.log_joint`)
+log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`stats_log_joint`; the search's criterion,
+:func:`bnpdist.hyper.log_joint`)
 counts when it beats ẑ by more than :data:`REFINE_NATS`; EP then restarts warm from its hard
 statistics, and the fit keeps that EP's state only when its own hard partition scores above ẑ
-(``BNPMixture._refine_rounds``).  On the quality league's redundant-d20 seed 0 (4 classes) the
+(``BNPMixture._refine_round``).  On the quality league's redundant-d20 seed 0 (4 classes) the
 default fit ended at K 2, NMI 0.49: the cut of its larger cluster and the moves of its rows
 gain 923 nats (K 3, NMI 0.78); docs/QUALITY.md has the league.  Diagonal-covariance clusters are
 not moved: there the moves raise the log joint of correlated features' clusters and lose NMI
