@@ -12,7 +12,7 @@ import itertools
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Generator, Iterator
 
 import numpy as np
 from sklearn.base import ClusterMixin, clone
@@ -160,6 +160,11 @@ def _score_part(block, seed, family, stats: SuffStats, logw: np.ndarray, proba: 
     score_scan(lpr, get_row, xa, xb, indptr, family.kernel_hyper(), family.kernel_state(stats, K + 1),
                K, logw, labels, logp, P)
     return labels, logp, (P if proba else None)
+
+
+def _labels_part(block, seed, family, stats: SuffStats, logw: np.ndarray) -> np.ndarray:
+    """The labels of :func:`_score_part` alone (kept on the partition's worker)."""
+    return _score_part(block, seed, family, stats, logw, False)[0]
 
 
 def _assign_part(block, seed, family, stats: SuffStats, logw: np.ndarray):
@@ -473,23 +478,17 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 data = self._fitted_view(engine, data)
             config = replace(config, init_labels=init_labels)
             self.vocabulary_ = self._vocabulary(data) or getattr(self, "vocabulary_", None)
-            self.history_ = []
-            snap, passes, kept = None, 0, []
+            self.history_, self.n_iter_ = [], 0
+            snap, kept, labels = None, [], None
             sampler = self.algorithm in SAMPLERS
             for snap in ALGORITHMS[self.algorithm](engine, data, family, prior, config, warm):
                 self._absorb(snap, family if snap.family is None else snap.family, snap.prior or prior)
-                passes += snap.ends_pass
                 if sampler and self.point_estimate != "last" and config.kept(snap.step):
                     kept.append(snap.label_parts())
                 yield snap
             if self.algorithm == "ep" and self.splits is not None and cuts_apply(family):
-                for snap in self._split_rounds(engine, data, family, prior, config):
-                    passes += snap.ends_pass
-                    yield snap
-                for snap in self._refine_round(engine, data, family, prior, config, snap):
-                    passes += snap.ends_pass
-                    yield snap
-            self.n_iter_ = passes
+                snap, labels = yield from self._split_rounds(engine, data, family, prior, config, snap)
+                snap, labels = yield from self._refine_round(engine, data, family, prior, config, snap, labels)
             self.converged_ = True if self.algorithm == "adf" else None
             if self.algorithm == "ep":
                 self.converged_ = bool((snap.change or 0.0) < config.tol)
@@ -501,19 +500,31 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 if self.algorithm in DISCRIMINATIVE:
                     self._fit_hyperplanes(engine, data, snap.info["features"], config)
             else:
-                self.labels_ = self._used_first(self._score(engine, data)[0])
+                labels = self._score(engine, data)[0] if labels is None else \
+                    np.concatenate(engine.gather(labels.futures))
+                self.labels_ = self._used_first(labels)
 
-    def _split_rounds(self, engine, data, family, prior, config: FitConfig) -> Iterator[Snapshot]:
-        """After an EP fit of a full-covariance Gaussian: cut the clusters whose cut raises the
-        log joint (``splits``: the cuts tried), then EP warm from the new partition
-        (:mod:`bnpdist.algorithms.splits`), for at most SPLIT_ROUNDS rounds; the snapshots of the
-        warm EP runs."""
+    def _split_rounds(self, engine, data, family, prior, config: FitConfig,
+                      last: Snapshot) -> Generator[Snapshot, None, tuple]:
+        """After an EP fit of a full-covariance Gaussian (``last``: its final snapshot): cut the
+        clusters whose cut raises the log joint (``splits``: the cuts tried), then EP warm from
+        the new partition (:mod:`bnpdist.algorithms.splits`), for at most SPLIT_ROUNDS rounds;
+        yields the snapshots of the warm EP runs and returns (the final snapshot, the hard labels
+        of its state on the workers, or None when the last round ended with an EP run)."""
         for _ in range(SPLIT_ROUNDS):
-            labels = engine.labels(data, self._score(engine, data)[0])
+            labels = self._hard_labels(engine, data)
             stats = split_clusters(engine, data, family, prior, self.stats_, labels, self.splits)
             if stats is None:
-                return
-            yield from self._warm_ep(engine, data, family, prior, config, stats)
+                return last, labels
+            for last in self._warm_ep(engine, data, family, prior, config, stats):
+                yield last
+        return last, None
+
+    def _hard_labels(self, engine, data):
+        """The fitted state's most probable cluster of every row of ``data`` (:func:`_score_part`'s
+        labels), a labels DistData left on the workers."""
+        return engine.per_partition(data, engine.map(_labels_part, data, self.obs_, self.stats_,
+                                                     self._log_weights(), key="hard-labels"))
 
     def _warm_ep(self, engine, data, family, prior, config: FitConfig, stats) -> Iterator[Snapshot]:
         """EP warm from the hard statistics ``stats`` of a partition, its snapshots absorbed."""
@@ -525,22 +536,29 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             self._absorb(snap, family, prior)
             yield snap
 
-    def _refine_round(self, engine, data, family, prior, config: FitConfig, last: Snapshot) -> Iterator[Snapshot]:
-        """After EP and its split rounds (``last``: their final snapshot): row moves to their
+    def _refine_round(self, engine, data, family, prior, config: FitConfig, last: Snapshot,
+                      labels) -> Generator[Snapshot, None, tuple]:
+        """After EP and its split rounds (``last``: their final snapshot; ``labels``: the hard
+        labels of its state on the workers, None: not scored yet): row moves to their
         conditional modes (:mod:`bnpdist.algorithms.refine`) and, where the best candidate
         raises the log joint, EP warm from it (its snapshots yielded).  That EP's state is kept
         only when its hard partition scores above the one before the moves; otherwise ``last``
-        is restored and yielded again.  One round: a second (as the split rounds repeat) took
-        digits-pca20 seed 1 to K 21, NMI 0.823 (docs/QUALITY.md)."""
-        before, stats = refine(engine, data, family, prior, self.U_,
-                               engine.labels(data, self._score(engine, data)[0]), self.stats_.K)
+        is restored and yielded again.  Returns (the final snapshot, its state's hard labels on
+        the workers).  One round: a second (as the split rounds repeat) took digits-pca20 seed 1
+        to K 21, NMI 0.823 (docs/QUALITY.md)."""
+        if labels is None:
+            labels = self._hard_labels(engine, data)
+        before, stats = refine(engine, data, family, prior, self.U_, labels, self.stats_.K)
         if stats is None:
-            return
-        yield from self._warm_ep(engine, data, family, prior, config, stats)
-        labels = engine.labels(data, self._score(engine, data)[0])
-        if stats_log_joint(family, prior, hard_stats(engine, data, family, labels, self.stats_.K)) <= before:
-            self._absorb(last, family, prior)
-            yield last
+            return last, labels
+        for snap in self._warm_ep(engine, data, family, prior, config, stats):
+            yield snap
+        moved = self._hard_labels(engine, data)
+        if stats_log_joint(family, prior, hard_stats(engine, data, family, moved, self.stats_.K)) > before:
+            return snap, moved
+        self._absorb(last, family, prior)
+        yield last
+        return last, labels
 
     def _used_first(self, labels: np.ndarray) -> np.ndarray:
         """Renumber the clusters so that those holding training rows come first (in their
@@ -673,14 +691,12 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             run.step = len(self.history_)
             earlier = self.labels_ if fitted and hasattr(self, "labels_") else np.empty(0, dtype=np.int64)
             K = 0 if state is None else state.stats.K
-            passes = 0
+            self.n_iter_ = 0
             for snap in itertools.chain(run.adf(record=refine), run.ep() if refine else ()):
                 earlier = _renumber(earlier, run.remaps[0][:K])
                 K = snap.stats.K
-                passes += snap.ends_pass
                 self._absorb(snap, family, prior)
             self.labels_ = np.concatenate([earlier, self._score(engine, data)[0]])
-            self.n_iter_ = passes
             self.converged_ = not refine or (snap.change or 0.0) < config.tol
         return self
 
@@ -712,7 +728,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         return family.replace(base=family.base + counts)
 
     def _absorb(self, snap: Snapshot, family, prior) -> None:
+        """The fitted state of ``snap``; ``n_iter_`` counts it when it ends a pass."""
         self.stats_, self.U_, self.ek_ = snap.stats, float(snap.U), np.asarray(snap.ek)
+        self.n_iter_ += snap.ends_pass
         self.n_rows_seen_ = int(snap.n)
         self.prior_, self.obs_ = prior, family
         self.n_features_in_ = self._input_width()

@@ -56,6 +56,12 @@ def _diag_posterior(self, stats):
     return out
 
 
+def _unsplit(last):
+    """No split rounds: what ``BNPMixture._split_rounds`` returns when it cuts nothing first."""
+    yield from ()
+    return last, None
+
+
 @contextlib.contextmanager
 def variant(name: str):
     """The library patched as the variant ``name`` describes (module docstring)."""
@@ -68,19 +74,18 @@ def variant(name: str):
     if name == "none":
         refine.REFINE_NATS = np.inf
     elif name == "rounds3":
-        def rounds(self, engine, data, family, prior, config, last):
+        def rounds(self, engine, data, family, prior, config, last, labels):
             for _ in range(3):
-                n = len(self.history_)
-                snaps = list(one_round(self, engine, data, family, prior, config, last))
-                yield from snaps
-                if not snaps or snaps[-1] is last or len(self.history_) == n:
-                    return
-                last = snaps[-1]
+                snap, labels = yield from one_round(self, engine, data, family, prior, config, last, labels)
+                if snap is last:        # no candidate, or undone
+                    break
+                last = snap
+            return last, labels
         mixture.BNPMixture._refine_round = rounds
     elif name in ("diag-moves", "diag-cuts"):
         mixture.cuts_apply = lambda f: getattr(f, "name", None) in ("Gaussian", "DiagGaussian")
         mixture.BNPMixture._split_rounds = (lambda self, engine, data, family, *a: split_rounds(
-            self, engine, data, family, *a) if splits.cuts_apply(family) else iter(()))
+            self, engine, data, family, *a) if splits.cuts_apply(family) else _unsplit(a[-1]))
         if name == "diag-moves":
             mixture.refine = lambda engine, data, family, *a: (
                 _moves_only if family.name == "DiagGaussian" else refine.refine)(engine, data, family, *a)
