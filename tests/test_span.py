@@ -157,6 +157,23 @@ def test_columns_view_loads_the_selected_columns_of_a_value_or_a_deferred(rng):
         assert np.array_equal(np.concatenate(e.gather(e.map(lambda b, s: b, data))), X[:, keep])
 
 
+def test_columns_are_selected_once_in_memory_and_on_every_load_out_of_core(rng):
+    """In memory each partition's columns are copied once (later tasks load the copy, no view);
+    a Deferred partition (out of core) stays a view that each load selects."""
+    X = rng.normal(size=(6, 4))
+    keep = np.array([True, False, True, True])
+    with LocalEngine() as e:
+        parts = e.columns(e.partitions(X, n_partitions=2), keep).futures
+    assert all(type(p) is np.ndarray for p in parts)
+    assert np.array_equal(np.concatenate(parts), X[:, keep])
+    with DaskEngine(n_workers=1, dashboard=False) as e:
+        data = e.columns(e.partitions(X, n_partitions=2), keep)
+        assert [type(p) for p in e.client.gather(list(data.futures))] == [np.ndarray] * 2
+    with LocalEngine() as e:
+        view = e.columns(e.per_partition(e.partitions(X), [_Held(X)]), keep).futures[0]
+    assert isinstance(view, Columns) and np.array_equal(loaded(view), X[:, keep])
+
+
 def test_dask_fit_with_a_dropped_column_equals_the_local_fit():
     X, _ = _wine()
     Z = np.c_[X, np.zeros(len(X))]

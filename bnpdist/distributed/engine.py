@@ -33,7 +33,7 @@ from distributed.utils import format_dashboard_link
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
-from .ondisk import Columns, OnDisk, loaded, parked, remove
+from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
 from .sizes import fields_size  # noqa: F401  (registers Dask's sizes of bnpdist values)
@@ -324,7 +324,7 @@ class DaskEngine(Engine):
     def columns(self, data: DistData, keep) -> DistData:
         keep = np.asarray(keep, dtype=bool)
         token = tokenize(data.token, keep.tobytes())
-        futures = tuple(self.client.submit(Columns, f, keep, key=f"columns-{token}-{i}")
+        futures = tuple(self.client.submit(columns_of, f, keep, key=f"columns-{token}-{i}")
                         for i, f in enumerate(data.futures))
         return DistData(futures, data.kind, int(keep.sum()), data.n_rows, token)
 

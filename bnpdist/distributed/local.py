@@ -22,7 +22,7 @@ import numpy as np
 
 from ..data import read_labels
 from ..data.source import as_source
-from .ondisk import Columns, OnDisk, Unread, loaded, parked, remove
+from .ondisk import OnDisk, Unread, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from ..seeds import partition_seed
 
@@ -114,7 +114,7 @@ class LocalEngine(Engine):
 
     def columns(self, data: DistData, keep) -> DistData:
         keep = np.asarray(keep, dtype=bool)
-        return DistData(tuple(Columns(p, keep) for p in data.futures), data.kind, int(keep.sum()), data.n_rows, LOCAL)
+        return DistData(tuple(columns_of(p, keep) for p in data.futures), data.kind, int(keep.sum()), data.n_rows, LOCAL)
 
     def release(self, items) -> None:
         paths = {h.path for h in items if isinstance(h, OnDisk)}

@@ -59,14 +59,22 @@ class OnDisk(Deferred):
 
 @dataclass(frozen=True)
 class Columns(Deferred):
-    """The columns ``keep`` ((d,) bool) of a dense partition ``part`` (a value or a Deferred),
-    selected on load (:meth:`~bnpdist.distributed.protocol.Engine.columns`)."""
+    """The columns ``keep`` ((d,) bool) of a dense partition ``part`` (a Deferred: out of core),
+    selected on every load (:func:`columns_of`, :meth:`~bnpdist.distributed.protocol.Engine.columns`)."""
 
     part: Any
     keep: np.ndarray
 
     def load(self):
         return loaded(self.part)[:, self.keep]
+
+
+def columns_of(part, keep: np.ndarray):
+    """The columns ``keep`` ((d,) bool) of a dense partition ``part``: selected once when the rows
+    are in memory (the copy, ``keep.sum()/d`` of the partition, is what every later task loads;
+    the full partition can then be freed), or a :class:`Columns` view when ``part`` is
+    :class:`Deferred` (out of core: every task reads the rows again anyway and selects them)."""
+    return Columns(part, keep) if isinstance(part, Deferred) else part[:, keep]
 
 
 def loaded(x):

@@ -150,9 +150,11 @@ class Engine(Protocol):
         """Per-partition values or handles ``items`` as a DistData partitioned like ``data``."""
 
     def columns(self, data: DistData, keep) -> DistData:
-        """Dense ``data`` restricted to the columns ``keep`` ((d,) bool): each partition a
-        :class:`~bnpdist.distributed.ondisk.Columns` view, selected by every task that loads it
-        (nothing is read or copied here; out of core the rows are still read by each task)."""
+        """Dense ``data`` restricted to the columns ``keep`` ((d,) bool), partition by partition
+        (:func:`~bnpdist.distributed.ondisk.columns_of`): an in-memory partition's columns are
+        selected once, by one task on its worker, and that copy is what later tasks load; out of
+        core each partition stays a :class:`~bnpdist.distributed.ondisk.Columns` view that every
+        task reading its rows selects."""
 
     def release(self, items: Sequence) -> None:
         """Forget per-partition values parked by :meth:`map` (``park``) that no task needs any
