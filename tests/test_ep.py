@@ -178,3 +178,12 @@ def test_partial_fit_ep_keeps_the_occupancy_of_earlier_batches(monkeypatch):
     horizontal = np.unique(ep.predict(first))
     assert len(horizontal) == 8 and np.all(ep.ek_[horizontal] > 0.999)
     assert abs(ep.ek_.sum() - 16) < 1 and abs(adf.ek_.sum() - 16) < 1
+
+
+def test_the_convergence_job_reports_each_run_and_the_long_run(capsys):
+    """jobs/ep_convergence.py on wine (quick): one row; its default fit's EP runs, and EP alone."""
+    from conftest import load_job
+    load_job("ep_convergence").main(["--sets", "wine", "--quick", "--passes", "3"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| wine")]
+    assert len(rows) == 1 and rows[0].count("|") == 9
+    assert rows[0].split("|")[2].strip() in ("yes", "no")
