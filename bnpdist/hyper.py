@@ -41,7 +41,7 @@ Search, by coordinates in turn (observation prior first, then a, then σ):
 2. a second cycle hill-climbs every log coordinate in steps of ×2 given the others.
 
 A Gaussian's covariance structure (:data:`~bnpdist.obs.gaussian.COVARIANCES`, when
-``covariance`` and Λ0 are unset and d ≤ :data:`~bnpdist.obs.gaussian.FULL_MAX_D`) is an outer
+``covariance`` and Λ0 are unset and d ≤ :func:`~bnpdist.obs.gaussian.full_max_d`) is an outer
 loop: the search above runs for each structure, and the best of the two is kept.
 
 Ties are won by the candidate nearest the defaults, so a flat or noisy direction (often the
@@ -65,7 +65,7 @@ from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed import LocalEngine
 from .algorithms.refine import stats_log_joint
 from .algorithms.variational import VariationalRun, check_epsilon
-from .obs.gaussian import MAX_COV_FRACTION, MIN_COV_FRACTION
+from .obs.gaussian import MIN_COV_FRACTION, max_cov_fraction
 from .obs.multinomial import CORPUS_DOCS
 from .priors import DP, NGGP
 
@@ -268,11 +268,13 @@ class _Search:
 
     def allowed(self, name: str, j: int) -> bool:
         """Whether grid position j of a log coordinate is searched (the within-cluster fraction
-        stays in [MIN_COV_FRACTION, MAX_COV_FRACTION]; bag-of-words in :data:`TEXT_RANGES`)."""
+        stays in [MIN_COV_FRACTION, :func:`~bnpdist.obs.gaussian.max_cov_fraction`]; bag-of-words
+        in :data:`TEXT_RANGES`)."""
         lo, hi = self.ranges.get(name, (None, None))
         if (lo is not None and j < lo) or (hi is not None and j > hi):
             return False
-        return name != "obs.cov_fraction" or MIN_COV_FRACTION <= self.start[name] * 2.0 ** j <= MAX_COV_FRACTION
+        return (name != "obs.cov_fraction"
+                or MIN_COV_FRACTION <= self.start[name] * 2.0 ** j <= max_cov_fraction(getattr(self.family, "floor", None)))
 
     def best(self, candidates: list) -> dict:
         candidates = [c for c in candidates if all(self.allowed(k, j) for k, j in c.items())]

@@ -30,7 +30,7 @@ from .distributed import engine_for
 from .algorithms import subcluster
 from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
 from .algorithms.refine import hard_stats, refine, stats_log_joint
-from .algorithms.splits import CUTS, SPLIT_ROUNDS, cuts_apply, split_clusters
+from .algorithms.splits import AUTO as AUTO_CUTS, CUTS, SPLIT_ROUNDS, cuts_apply, cuts_for, split_clusters
 from .algorithms.ddpm import ddpm_driver
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.ddpm import WARMUP, HyperplaneStep
@@ -43,8 +43,8 @@ from .inputs import check_init_labels, check_input, family_counts, family_vocab_
 from .kernels.scan import row_access, score_scan
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
-from .obs.gaussian import RESOLUTION
-from .obs.quantised import smallest_gaps
+from .obs.gaussian import AUTO, RESOLUTION
+from .obs.quantised import add_ranges, smallest_gaps, value_range
 from .obs.span import Lift, restricted, span_columns
 from .params import Estimator
 from .persist import check_params, read_model, write_model
@@ -126,17 +126,19 @@ def _kept_rows(block, seed):
 
 
 def _moments(block, seed, gaps: bool = False):
-    """(rows, Σx, Σxxᵀ or None, tokens, the columns' smallest gaps or None) of one partition (for
-    the data summary; ``gaps``: computed for a dense block only when asked, for a family with
-    ``floor="resolution"`` — a sort of every column, :func:`~bnpdist.obs.quantised.smallest_gaps`)."""
+    """(rows, Σx, Σxxᵀ or None, tokens, the columns' smallest gaps and (2, d) value range, or
+    None) of one partition (for the data summary; ``gaps``: computed for a dense block only when
+    asked, for a family with ``floor="resolution"`` or ``"auto"`` — a sort of every column,
+    :func:`~bnpdist.obs.quantised.smallest_gaps`, and :func:`~bnpdist.obs.quantised.value_range`)."""
     if isinstance(block, CSRBlock):
         return block.n_rows, np.bincount(block.indices, block.data, block.n_cols), None, block.data.sum(), None
-    return len(block), block.sum(0), block.T @ block, 0.0, smallest_gaps(block) if gaps else None
+    return (len(block), block.sum(0), block.T @ block, 0.0,
+            (smallest_gaps(block), value_range(block)) if gaps else None)
 
 
 def _add_moments(a, b):
     return (a[0] + b[0], a[1] + b[1], None if a[2] is None else a[2] + b[2], a[3] + b[3],
-            None if a[4] is None else np.minimum(a[4], b[4]))
+            None if a[4] is None else (np.minimum(a[4][0], b[4][0]), add_ranges(a[4][1], b[4][1])))
 
 
 def _broken_part(block, seed, lift: Lift, keep: np.ndarray) -> np.ndarray:
@@ -267,9 +269,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         axis; "refined" tries its three leading axes, refines each cut by restricted sweeps and
         keeps the best (groups that EP lumps found: redundant-d20 seed 0 K 2 → 4, NMI 0.49 → 0.94;
         a higher log joint, but on digits-pca20 K 21 and NMI up to 0.028 lower: docs/QUALITY.md);
-        then row moves to their conditional modes (from the partition, and after a cut of each
-        cluster) and EP warm from the best where it raises the log joint
-        (:mod:`bnpdist.algorithms.refine`); None: neither
+        "auto" (the default): "refined" for a floored family (coarse data), else "principal"
+        (:func:`~bnpdist.algorithms.splits.cuts_for`); then row moves to their conditional modes
+        (from the partition, and after a cut of each cluster) and EP warm from the best where it
+        raises the log joint (:mod:`bnpdist.algorithms.refine`); None: neither
 
     Input: see :mod:`bnpdist.inputs` (in-memory arrays, DataFrames and sparse matrices are
     validated as scikit-learn does; Parquet, dask and partitioned data by their readers).  A
@@ -321,7 +324,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                  merge_threshold=0.0, tol=1e-4, batch_size=None, n_partitions=None,
                  random_state=0, sample_hyperparameters=False, w=1.0, burn_in=None, thin=1,
                  point_estimate="vi", hyperparameters="auto", warm_start=False, client=None,
-                 scheduler=None, verbose=False, splits="principal"):
+                 scheduler=None, verbose=False, splits=AUTO_CUTS):
         self.prior = prior
         self.obs = obs
         self.algorithm = algorithm
@@ -365,8 +368,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             raise ValueError(f"sample_hyperparameters must be True or False, got {self.sample_hyperparameters!r}")
         if self.hyperparameters not in ("auto", "fixed"):
             raise ValueError(f"hyperparameters must be 'auto' or 'fixed', got {self.hyperparameters!r}")
-        if self.splits is not None and self.splits not in CUTS:
-            raise ValueError(f"splits must be one of {sorted(CUTS)} or None, got {self.splits!r}")
+        if self.splits is not None and self.splits not in (AUTO_CUTS, *CUTS):
+            raise ValueError(f"splits must be one of {[AUTO_CUTS, *sorted(CUTS)]} or None, got {self.splits!r}")
         burn_in = resolve_burn_in(n_iter, self.burn_in, self.thin, self.point_estimate)
         thr = None if self.merge_threshold is None else float(self.merge_threshold)
         return FitConfig(n_iter=n_iter, epsilon=eps, merge_threshold=thr, tol=float(self.tol),
@@ -392,15 +395,16 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         if obs.block_kind != data.kind:
             raise ValueError(f"{type(obs).__name__} needs {obs.block_kind} input, got {data.kind} data")
         floor = getattr(obs, "floor", None)
-        wants_gaps = isinstance(floor, str) and floor == RESOLUTION
-        n, s, ss, tokens, gaps = engine.reduce(engine.map(_moments, data, wants_gaps, key="moments"), _add_moments)
+        wants_gaps = isinstance(floor, str) and floor in (AUTO, RESOLUTION)
+        n, s, ss, tokens, grid = engine.reduce(engine.map(_moments, data, wants_gaps, key="moments"), _add_moments)
         if data.kind == "csr":
             summary = DataSummary(int(n), data.n_features, "csr", s / max(tokens, 1e-300),
                                   mean_length=tokens / max(n, 1))
         else:
             mean = s / n
             cov = (ss - n * np.outer(mean, mean)) / max(n - 1, 1)
-            summary = DataSummary(int(n), data.n_features, "dense", mean, cov, gaps=gaps)
+            gaps, spans = (None, None) if grid is None else (grid[0], grid[1][1] - grid[1][0])
+            summary = DataSummary(int(n), data.n_features, "dense", mean, cov, gaps=gaps, spans=spans)
         self.columns_ = keep = span_columns(obs, summary)
         self.lift_ = None if keep is None else Lift.of(summary.mean, summary.cov, keep)
         if keep is not None:
@@ -513,7 +517,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         of its state on the workers, or None when the last round ended with an EP run)."""
         for _ in range(SPLIT_ROUNDS):
             labels = self._hard_labels(engine, data)
-            stats = split_clusters(engine, data, family, prior, self.stats_, labels, self.splits)
+            stats = split_clusters(engine, data, family, prior, self.stats_, labels, cuts_for(self.splits, family))
             if stats is None:
                 return last, labels
             for last in self._warm_ep(engine, data, family, prior, config, stats):

@@ -6,7 +6,13 @@ from scipy import integrate, stats as ss
 
 from bnpdist import BNPMixture
 from bnpdist.obs import DataSummary, Gaussian, family_from_dict
-from bnpdist.obs.quantised import dequantisation_floor, smallest_gaps
+from bnpdist.algorithms.splits import cuts_for
+from bnpdist.kernels import gaussian as kern
+from bnpdist.obs.gaussian import (COV_FRACTION, FLOORED_FULL_MAX_D, FLOORED_MAX_COV_FRACTION, FULL_MAX_D, KAPPA0,
+                                  MAX_COV_FRACTION, default_kappa0, full_max_d, max_cov_fraction)
+from bnpdist.obs.quantised import (COARSE, COARSE_LEVELS, add_ranges, coarse, dequantisation_floor, smallest_gaps,
+                                   value_range)
+from bnpdist.obs.span import span_columns
 
 
 def test_smallest_gaps_and_floor():
@@ -44,12 +50,12 @@ def test_floored_marginal_is_the_integral_of_the_bounded_likelihood(n):
 @pytest.mark.parametrize("covariance", ["full", "diag"])
 def test_resolve_floor_and_prior_scale_follow_the_resolution(covariance):
     """floor="resolution": δ²/12 per column, and Λ0 built from C + diag(q) (a constant column's
-    prior variance is then c·q, not a ridge); a given floor is kept; unset, there is none."""
+    prior variance is then c·q, not a ridge); a given floor is kept; None: there is none."""
     X = np.array([[0.0, 3.0], [1.0, 3.0], [3.0, 3.0], [4.0, 3.0]])
     summary = DataSummary(4, 2, "dense", X.mean(0), np.cov(X.T), gaps=smallest_gaps(X))
     fam = Gaussian(covariance=covariance, floor="resolution").resolve(summary)
     np.testing.assert_allclose(fam.floor, [1 / 12, 1 / 12])
-    off = Gaussian(covariance=covariance).resolve(summary)
+    off = Gaussian(covariance=covariance, floor=None).resolve(summary)
     assert off.floor is None
     lam = np.diag(fam.Lambda0) if covariance == "full" else fam.Lambda0
     lam_off = np.diag(off.Lambda0) if covariance == "full" else off.Lambda0
@@ -86,3 +92,124 @@ def test_partitions_reduce_the_gaps_by_their_minimum_and_the_floor_is_saved(tmp_
     assert family_from_dict(fits[0].obs_.to_dict()).to_dict() == back.obs_.to_dict() == fits[0].obs_.to_dict()
     np.testing.assert_array_equal(back.predict(X), fits[0].predict(X))
     assert back.score(X) == fits[0].score(X)
+
+
+def _summary(X):
+    lo, hi = value_range(X)
+    return DataSummary(len(X), X.shape[1], "dense", X.mean(0), np.cov(X.T).reshape(X.shape[1], -1),
+                       gaps=smallest_gaps(X), spans=hi - lo)
+
+
+def _spikes(rng, n, d):
+    """Columns mostly 0, else 1–16 (4%; rows 0 and 1 hold 1 and 16): q/var ≈ 0.02, 17 levels."""
+    S = np.where(rng.random((n, d)) < 0.04, rng.integers(1, 17, (n, d)), 0).astype(float)
+    S[0], S[1] = 1.0, 16.0
+    return S
+
+
+def test_coarse_columns_and_the_automatic_floor():
+    """coarse: some varying column of at least COARSE_LEVELS levels with δ²/12 above COARSE times
+    its variance (constant, gapless and few-level columns ignored); floor="auto" (the default) is
+    the resolution floor exactly then."""
+    assert COARSE_LEVELS == 11 and 1 / (COARSE_LEVELS ** 2 - 1) <= COARSE < 1 / ((COARSE_LEVELS - 1) ** 2 - 1)
+    var_edge = 1.0 / 12 / COARSE
+    span = COARSE_LEVELS - 1.0
+    assert coarse([1.0, 1e-6], [span, 1.0], [0.9 * var_edge, 1.0])
+    assert not coarse([1.0, 1e-6], [span, 1.0], [1.1 * var_edge, 1.0])
+    assert not coarse([1.0, 1e-6], [span - 1, 1.0], [0.9 * var_edge, 1.0])   # 10 levels: a code
+    assert not coarse([1.0, np.inf], [span, 0.0], [0.0, 1.0])       # a constant column is not coarse
+    rng = np.random.default_rng(0)
+    fine = rng.normal(0, 1, (200, 2))
+    spike = _spikes(rng, 200, 2)
+    likert = rng.integers(1, 6, (200, 2)).astype(float)                              # q/var 0.04, 5 levels
+    binary = rng.integers(0, 2, (200, 2)).astype(float)
+    for X, floored in ((fine, False), (spike, True), (spike / 16, True), (likert, False), (binary, False),
+                       (np.round(fine * 100) / 100, False)):
+        fam = Gaussian().resolve(_summary(X))
+        assert Gaussian().floor == "auto" and (fam.floor is not None) == floored
+        if floored:
+            np.testing.assert_array_equal(fam.floor, dequantisation_floor(smallest_gaps(X)))
+    no_spans = DataSummary(200, 2, "dense", spike.mean(0), np.cov(spike.T), gaps=smallest_gaps(spike))
+    assert Gaussian().resolve(no_spans).floor is None
+
+
+def test_value_ranges_reduce_over_partitions_and_the_summary_holds_the_spans():
+    X = np.array([[0.0, 5.0], [2.0, -1.0], [7.0, 5.0]])
+    np.testing.assert_array_equal(value_range(X), [[0.0, -1.0], [7.0, 5.0]])
+    np.testing.assert_array_equal(add_ranges(value_range(X[:1]), value_range(X[1:])), value_range(X))
+    np.testing.assert_array_equal(add_ranges(value_range(X[:0]), value_range(X)), value_range(X))
+    rng = np.random.default_rng(1)
+    Xs = _spikes(rng, 300, 3)
+    fits = [BNPMixture(n_partitions=p, n_iter=2).fit(Xs) for p in (1, 3)]
+    for est in fits:
+        np.testing.assert_allclose(est.obs_.floor, dequantisation_floor(smallest_gaps(Xs)))
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+
+
+def test_full_covariance_up_to_64_columns_only_when_floored():
+    """covariance=None is full up to FULL_MAX_D (50) columns, up to FLOORED_FULL_MAX_D (64) when
+    the data are coarse (8×8 images); the span's dependent columns are dropped then too."""
+    assert (FULL_MAX_D, FLOORED_FULL_MAX_D) == (50, 64)
+    assert full_max_d(None) == FULL_MAX_D and full_max_d(np.full(3, 0.1)) == FLOORED_FULL_MAX_D
+    rng = np.random.default_rng(2)
+    fine = rng.normal(size=(100, 60))
+    spike = _spikes(rng, 100, 60)
+    assert Gaussian().resolve(_summary(fine)).covariance == "diag"
+    assert Gaussian().resolve(_summary(spike)).covariance == "full"
+    assert Gaussian().resolve(_summary(np.c_[spike, spike[:, :10]])).covariance == "diag"     # 70 columns
+    total = np.c_[spike, spike.sum(1)]                          # 61 columns, the last dependent
+    assert span_columns(Gaussian(), _summary(total)).tolist() == [True] * 60 + [False]
+    assert span_columns(Gaussian(), _summary(np.c_[fine, fine.sum(1)])) is None          # diag: kept
+
+
+def test_floored_caches_refresh_when_scored_as_after_every_update():
+    """A floored cluster's cache, marked stale by add_row and refreshed by log_pred_row, scores
+    bit for bit as a refresh after every update (adds, fractional and negative weights)."""
+    rng = np.random.default_rng(3)
+    X = _spikes(rng, 80, 5)
+    fam = Gaussian(floor="resolution").resolve(_summary(X), cov_fraction=12.8)
+    hyper = fam.kernel_hyper()
+    lazy, eager = (fam.kernel_state(fam.zero_stats(2), 4) for _ in range(2))
+    held, a, b = [], np.empty(4), np.empty(4)
+    for step in range(200):
+        if held and rng.random() < 0.3:
+            i, k, w = held.pop(int(rng.integers(len(held))))
+            w = -w
+        else:
+            i, k, w = int(rng.integers(len(X))), int(rng.integers(3)), float(rng.choice([1.0, 0.3, 2.0]))
+            held.append((i, k, w))
+        for state in (lazy, eager):
+            kern.add_row(X[i], X[i], hyper, state, k, w)
+        assert lazy[7][k, 1] == kern.STALE
+        kern.refresh(hyper, eager, k)
+        kern.log_pred_row(X[step % 80], X[step % 80], hyper, lazy, 2, a)
+        kern.log_pred_row(X[step % 80], X[step % 80], hyper, eager, 2, b)
+        assert np.array_equal(a[:3], b[:3])
+    assert all(np.array_equal(u, v) for u, v in zip(lazy, eager))
+
+
+@pytest.mark.parametrize("covariance", ["full", "diag"])
+def test_a_floored_family_ties_kappa0_to_c_and_is_searched_further(covariance):
+    """κ0 = KAPPA0·c/COV_FRACTION when floored (the prior spread of the means E[Σ]/κ0 = 10·C at
+    every c), KAPPA0 otherwise; the search's ceiling of c, and the split cuts of splits="auto"."""
+    X = np.array([[0.0, 3.0], [1.0, 2.0], [3.0, 3.0], [4.0, 2.0]])
+    summary = DataSummary(4, 2, "dense", X.mean(0), np.cov(X.T), gaps=smallest_gaps(X))
+    for c in (COV_FRACTION, 0.8, 12.8):
+        on = Gaussian(covariance=covariance, floor="resolution").resolve(summary, cov_fraction=c)
+        off = Gaussian(covariance=covariance, floor=None).resolve(summary, cov_fraction=c)
+        assert on.kappa0 == pytest.approx(KAPPA0 * c / COV_FRACTION) and off.kappa0 == KAPPA0
+        assert Gaussian(covariance=covariance, kappa0=0.5, floor="resolution").resolve(summary, c).kappa0 == 0.5
+    assert default_kappa0(np.zeros(2), 12.8) == KAPPA0 == default_kappa0(None, 12.8)
+    assert max_cov_fraction(on.floor) == FLOORED_MAX_COV_FRACTION and max_cov_fraction(None) == MAX_COV_FRACTION
+    assert cuts_for("auto", on) == "refined" and cuts_for("auto", off) == "principal"
+    assert cuts_for("principal", on) == "principal" and cuts_for(None, on) is None
+
+
+def test_the_coarse_job_floors_the_spiky_columns_only(capsys):
+    """jobs/exp_coarse.py: of its untuned sets only those with a mostly-0 column of many levels
+    are coarse (not indicators, 5-level codes, Likert items or 8–9-level rounded blobs); one row a set."""
+    from conftest import load_job
+    job = load_job("exp_coarse")
+    assert {n for n in job.SETS if job.is_coarse(job.SETS[n](0)[0])} == {"blobs-spike", "blobs-class-spike", "digits16"}
+    job.main(["--sets", "wine-bin0", "--seeds", "0"])
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("| wine-bin0 | no |")]

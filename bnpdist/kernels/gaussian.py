@@ -25,7 +25,11 @@ multiply-adds per cluster (z = Wx − Wμ_n, W lower triangular).
 With a floor q ≠ 0 (:mod:`bnpdist.obs.quantised`: the scatter gains n·diag(q)), the cache holds
 the predictive as the ratio of marginals: the Student-t above with Λ_n + (n+1)Q in place of Λ_n,
 times (|Λ_n + nQ|/|Λ_n + (n+1)Q|)^{ν_n/2} (in ``cst``); a row's update changes Λ by more than
-rank one, so :func:`add_row` then recomputes the cache (:func:`refresh`, O(d³)).
+rank one, so the cache is recomputed (:func:`refresh`, O(d³)), lazily: :func:`add_row` marks it
+stale (aux[k, 1] = ``STALE``) and :func:`log_pred_row` refreshes the stale clusters before it
+scores.  The refresh reads only the statistics, so the scores are the floats of a refresh after
+every update, at one refresh per cluster and scored row instead of one per update (an EP step
+removes a row from its clusters and adds it back: two updates of the same clusters).
 
 Updates in O(d²).  Adding weight w of x (w < 0 removes; fractional in ADF/EP) changes Λ_n by
 a rank one term, Λ_{n+w} = Λ_n + c v vᵀ with v = x − μ_n (the old mean) and
@@ -77,6 +81,8 @@ MAX_ERR = 64 * UNIT
 MIN_RATIO = 1e-3
 #: a cluster whose count |n| is below this is empty: its cache is recomputed exactly
 EMPTY = 1e-6
+#: aux[k, 1] of a floored cluster whose cache :func:`log_pred_row` must recompute before scoring
+STALE = math.inf
 
 
 @numba.njit(nogil=True, cache=True)
@@ -173,7 +179,12 @@ def score_row(x, state, nslots, out):
 
 @numba.njit(nogil=True, cache=True)
 def log_pred_row(xa, xb, hyper, state, K, out):
-    """Kernel contract: out[0..K] = log f_k(x); slot K is empty, so out[K] = log f_0(x)."""
+    """Kernel contract: out[0..K] = log f_k(x); slot K is empty, so out[K] = log f_0(x).  Stale
+    caches (floored clusters updated since they were last scored) are recomputed first."""
+    aux = state[7]
+    for k in range(K + 1):
+        if aux[k, 1] == STALE:
+            refresh(hyper, state, k)
     score_row(xa, state, K + 1, out)
 
 
@@ -218,7 +229,8 @@ def rank_one(state, k, v, c, f_old, f_new):
 @numba.njit(nogil=True, cache=True)
 def add_row(xa, xb, hyper, state, k, w):
     """Kernel contract: (n, s, S)_k += w·(1, y, yyᵀ) with y = x − μ0; cluster k's cache follows
-    by a rank-one update in O(d²), or :func:`refresh` (see the module docstring for when)."""
+    by a rank-one update in O(d²), or :func:`refresh` (see the module docstring for when; with a
+    floor it is marked ``STALE``, recomputed when next scored)."""
     mu0, Lambda0, scal, q = hyper
     n, sx, sxx, W, Wmu, cst, dof, aux = state
     d = xa.shape[0]
@@ -232,7 +244,10 @@ def add_row(xa, xb, hyper, state, k, w):
         sx[k, i] += wy
         for j in range(d):
             sxx[k, i, j] += wy * (xa[j] - mu0[j])
-    if abs(n[k]) < EMPTY or aux[k, 1] + UNIT >= MAX_ERR or floored(q):
+    if floored(q):
+        aux[k, 1] = STALE
+        return
+    if abs(n[k]) < EMPTY or aux[k, 1] + UNIT >= MAX_ERR:
         refresh(hyper, state, k)
         return
     kn1 = scal[0] + n[k]

@@ -14,7 +14,7 @@ of the other arrays is the family's choice (e.g. word-major (V, Kcap) tables for
 ``@numba.njit(nogil=True, cache=True)`` row functions with the *same signature*::
 
     log_pred_row(xa, xb, hyper, state, K, out)   # out[k] = log f_k(x) for k = 0..K (K = empty slot)
-    add_row(xa, xb, hyper, state, k, w)          # stats_k += w * T(x), caches in state kept valid
+    add_row(xa, xb, hyper, state, k, w)          # stats_k += w * T(x), caches valid for the next log_pred_row
 
 where ``(xa, xb)`` is one row: ``(token_ids int32, counts float64)`` for CSR families and
 ``(x float64 (d,), x)`` for dense families; ``hyper`` is a tuple of float64 arrays returned by
@@ -293,3 +293,4 @@ class DataSummary:
     cov: np.ndarray | None = None   # dense: (d, d) covariance
     mean_length: float | None = None  # csr: mean tokens per row
     gaps: np.ndarray | None = None  # dense: (d,) smallest gap between a column's values (obs.quantised)
+    spans: np.ndarray | None = None  # dense: (d,) largest minus smallest value of a column (obs.quantised)

@@ -9,7 +9,7 @@ from scipy.special import gammaln
 
 from ..kernels import gaussian as kern
 from .base import DataSummary, ObsFamily, SuffStats
-from .quantised import dequantisation_floor
+from .quantised import coarse, dequantisation_floor
 from .registry import family_class
 
 #: resolve() defaults: κ0, ν0 − d, the within-cluster fraction c (E[Σ] = c·C of the data
@@ -25,6 +25,12 @@ RIDGE = 1e-6
 #: with features constant within a cluster (integer pixels) the evidence grows without bound
 #: as c → 0 (raw digits: c = 5e-5, K 117, NMI 0.41 when unbounded)
 MIN_COV_FRACTION, MAX_COV_FRACTION = 0.01, 0.8
+#: a floored family's ceiling of c.  The floor keeps a cluster's covariance from collapsing onto
+#: the grid, and the evidence of coarse data then peaks past 0.8: raw digits' labels score best
+#: near c = 12.8 (full covariance, docs/QUALITY.md), where E[Σ] = 12.8·C with ν0 = d + 2 is a
+#: vague prior on Σ; beyond 0.8 c is searched only with a floor (the unfloored evidence of
+#: standardised wine and breast cancer rises towards few clusters there)
+FLOORED_MAX_COV_FRACTION = 51.2
 #: the covariance structures: "full" (Normal–Inverse-Wishart) or "diag" (independent
 #: Normal–Gamma per dimension, :class:`~bnpdist.obs.gaussian_diag.DiagGaussian`)
 COVARIANCES = ("full", "diag")
@@ -33,6 +39,9 @@ COVARIANCES = ("full", "diag")
 #: cluster against O(d) (d = 100: 200 s per search candidate on 1,200 rows, whose ADF pass
 #: opened 730 clusters), and it never scored better above d = 30 in our measurements
 FULL_MAX_D = 50
+#: that bound for a floored family (coarse data): 64 admits 8×8 images (raw digits' 61 varying
+#: pixels score best full and floored, 40–70 CPU s a fit)
+FLOORED_FULL_MAX_D = 64
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
@@ -66,16 +75,19 @@ def data_scale(cov, d: int, diagonal: bool = False) -> np.ndarray:
 
 #: ``floor`` value: the dequantisation floor of the data's resolution (:mod:`bnpdist.obs.quantised`)
 RESOLUTION = "resolution"
+#: ``floor`` value (the default): that floor when the data are coarse
+#: (:func:`~bnpdist.obs.quantised.coarse`), else none
+AUTO = "auto"
 
 
 def check_floor(floor, d):
-    """Validate a ``floor`` parameter (None, :data:`RESOLUTION`, a number or a (d,) vector, finite
-    and ≥ 0); returns it as given, or as an array when it was array-like (so that a stored array
-    keeps its identity)."""
-    if floor is None or (isinstance(floor, str) and floor == RESOLUTION):
+    """Validate a ``floor`` parameter (None, :data:`AUTO`, :data:`RESOLUTION`, a number or a (d,)
+    vector, finite and ≥ 0); returns it as given, or as an array when it was array-like (so that a
+    stored array keeps its identity)."""
+    if floor is None or (isinstance(floor, str) and floor in (AUTO, RESOLUTION)):
         return floor
     if isinstance(floor, str):
-        raise ValueError(f"floor must be None, {RESOLUTION!r}, a number or a vector, got {floor!r}")
+        raise ValueError(f"floor must be None, {AUTO!r}, {RESOLUTION!r}, a number or a vector, got {floor!r}")
     value = floor if np.isscalar(floor) else np.asarray(floor, dtype=np.float64)
     q = np.asarray(value, dtype=np.float64)
     if q.ndim > 1 or (q.ndim == 1 and d is not None and q.shape != (d,)):
@@ -86,12 +98,44 @@ def check_floor(floor, d):
 
 
 def resolve_floor(floor, summary: DataSummary, d: int) -> np.ndarray | None:
-    """The floor of a resolved family: None (no floor) or ``floor`` as given, and for
+    """The floor of a resolved family: None (no floor) or ``floor`` as given, for
     :data:`RESOLUTION` the (d,) dequantisation floor of the data's resolution
-    (:mod:`bnpdist.obs.quantised`; 0 where the summary has none)."""
+    (:mod:`bnpdist.obs.quantised`; 0 where the summary has none), and for :data:`AUTO` that floor
+    when the data are :func:`~bnpdist.obs.quantised.coarse`, else None."""
     if floor is None or not isinstance(floor, str):
         return floor
+    if floor == AUTO:
+        known = summary.gaps is not None and summary.spans is not None and summary.cov is not None
+        return (dequantisation_floor(summary.gaps)
+                if known and coarse(summary.gaps, summary.spans, np.diag(summary.cov)) else None)
     return np.zeros(d) if summary.gaps is None else dequantisation_floor(summary.gaps)
+
+
+def is_floored(floor) -> bool:
+    """Whether a resolved ``floor`` has a positive entry (an unresolved one, a string, has none)."""
+    return floor is not None and not isinstance(floor, str) and bool(np.any(np.asarray(floor) > 0))
+
+
+def default_kappa0(floor, cov_fraction: float) -> float:
+    """κ0 of :meth:`Gaussian.resolve` when unset: :data:`KAPPA0`, and for a floored family
+    KAPPA0·c/COV_FRACTION, which keeps the prior spread of the cluster means E[Σ]/κ0 = c·C/κ0 at
+    the default's 10·C at every c (above the 0.8 ceiling of the unfloored search a fixed κ0 = 0.01
+    would spread them over 1,280·C at c = 12.8, an Occam factor per cluster that merged raw
+    digits into K 6, NMI 0.57, where the tied κ0 = 1.28 gives K 8–10, NMI 0.75–0.85)."""
+    return KAPPA0 * cov_fraction / COV_FRACTION if is_floored(floor) else KAPPA0
+
+
+def full_max_d(floor) -> int:
+    """The most features for which ``covariance=None`` is "full" (and the search tries both
+    structures), for a resolved ``floor``: :data:`FLOORED_FULL_MAX_D` when it is floored, else
+    :data:`FULL_MAX_D`."""
+    return FLOORED_FULL_MAX_D if is_floored(floor) else FULL_MAX_D
+
+
+def max_cov_fraction(floor) -> float:
+    """The search's ceiling of c for a resolved ``floor``: :data:`FLOORED_MAX_COV_FRACTION` when it
+    is floored, else :data:`MAX_COV_FRACTION`."""
+    return FLOORED_MAX_COV_FRACTION if is_floored(floor) else MAX_COV_FRACTION
 
 
 def dequantised_cov(cov, floor, d: int):
@@ -128,7 +172,14 @@ class Gaussian(ObsFamily):
     place of Λ_n; a row's predictive is then the ratio of marginals
     f_k(x) = t(x; μ_n, A (κ_n+1)/(κ_n ν')) · (|Λ_n + nQ|/|A|)^{ν_n/2}, A = Λ_n + (n+1)Q, ν' = ν_n−d+1.
     ``floor="resolution"``: :meth:`resolve` takes q_j = δ_j²/12 for the step δ_j of column j's
-    recorded values (its smallest gap); None (the default) is no floor.  ``covariance="diag"``
+    recorded values (its smallest gap); ``"auto"`` (the default): that floor when the data are
+    coarse — some column of at least 11 levels has q_j above 1% of its variance, its values
+    concentrated on a few levels of its grid (:func:`~bnpdist.obs.quantised.coarse`; raw pixels,
+    mostly 0; not indicators, Likert items or other codes of ≤ 10 levels) — else none; None is
+    no floor.  A floored family's κ0 follows c (:func:`default_kappa0`), its search extends c to
+    :data:`FLOORED_MAX_COV_FRACTION`, a full covariance is its default up to
+    :data:`FLOORED_FULL_MAX_D` columns and ``BNPMixture``'s default split cuts are "refined".
+    ``covariance="diag"``
     builds the diagonal-covariance family instead (independent Normal–Gamma per dimension,
     :class:`~bnpdist.obs.gaussian_diag.DiagGaussian`, a subclass).
 
@@ -139,27 +190,27 @@ class Gaussian(ObsFamily):
     a floor, C is the covariance C + Q of the dequantised data (a constant column's is q_j).  A
     singular C gets a ridge of
     1e-6·trace(C)/d·I; C = 0 or unknown is replaced by I, an unknown mean by 0.  ``covariance``
-    None resolves to "full" for d ≤ 50 and "diag" above (:data:`FULL_MAX_D`);
-    ``hyperparameters="auto"`` chooses between them for d ≤ 50.
+    None resolves to "full" for d ≤ 50 (floored: 64) and "diag" above (:func:`full_max_d`);
+    ``hyperparameters="auto"`` chooses between them up to that d.
     Coordinates that are (nearly) constant within groups of rows, e.g. integer pixels that are
     mostly 0, let a cluster gain ½ log(σ²_j/σ²_j|cluster) per row, which grows with the
     cluster's size while the prior's weight is fixed: no choice of (κ0, ν0, Λ0) prevents the
     posterior from clustering on them (raw ``load_digits``: docs/SAMPLERS.md, Benchmarks);
-    reduce such data to principal components first, or use ``covariance="diag"``.
+    the default floor applies to such coarse data (raw digits: NMI 0.59, K 36–37 → 0.77–0.85, K 8–11).
     """
 
     name = "Gaussian"
     block_kind = "dense"
     fast_hard_stats = True
 
-    def __new__(cls, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None, floor=None):
+    def __new__(cls, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None, floor=AUTO):
         if covariance is not None and covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {COVARIANCES} or None, got {covariance!r}")
         if cls is Gaussian and covariance == "diag":
             cls = family_class("DiagGaussian")
         return super().__new__(cls)
 
-    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None, floor=None):
+    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None, floor=AUTO):
         if covariance not in (None, "full"):
             raise ValueError(f"Gaussian(covariance={covariance!r}) is built by Gaussian.__new__")
         self.covariance = covariance
@@ -204,15 +255,15 @@ class Gaussian(ObsFamily):
         """The defaults (each where the parameter is None) with within-cluster fraction
         ``cov_fraction`` (the automatic search's coordinate)."""
         mean, d = self._summary(summary)
-        if self.covariance is None and self.Lambda0 is None and d > FULL_MAX_D:
+        floor = resolve_floor(self.floor, summary, d)
+        if self.covariance is None and self.Lambda0 is None and d > full_max_d(floor):
             return Gaussian(**{**self.get_params(deep=False), "covariance": "diag"}).resolve(summary, cov_fraction)
         nu0 = d + NU0_MINUS_D if self.nu0 is None else self.nu0
-        floor = resolve_floor(self.floor, summary, d)
         Lambda0 = self.Lambda0
         if Lambda0 is None:
             Lambda0 = prior_scale(nu0, d, cov_fraction) * data_scale(dequantised_cov(summary.cov, floor, d), d)
         return Gaussian(mean if self.mu0 is None else self.mu0,
-                        KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0,
+                        default_kappa0(floor, cov_fraction) if self.kappa0 is None else self.kappa0, nu0, Lambda0,
                         covariance="full", floor=floor)
 
     # --- hyperparameters -----------------------------------------------------------------
@@ -221,12 +272,12 @@ class Gaussian(ObsFamily):
 
     def free_coordinates(self, user) -> dict:
         """The covariance structure (:data:`COVARIANCES`, this family's first) when it and Λ0
-        are unset and d ≤ :data:`FULL_MAX_D`; the within-cluster fraction c (E[Σ] = c·C, start
+        are unset and d ≤ :func:`full_max_d`; the within-cluster fraction c (E[Σ] = c·C, start
         :data:`COV_FRACTION`) when Λ0 is unset.  κ0 is not searched (:data:`KAPPA0`)."""
         def unset(attr):
             return user is None or getattr(user, attr) is None
         free = {}
-        if unset("covariance") and unset("Lambda0") and self.n_features <= FULL_MAX_D:
+        if unset("covariance") and unset("Lambda0") and self.n_features <= full_max_d(self.floor):
             free["covariance"] = tuple(sorted(COVARIANCES, key=lambda c: c != self.covariance))
         if unset("Lambda0"):
             free["cov_fraction"] = COV_FRACTION
@@ -247,8 +298,11 @@ class Gaussian(ObsFamily):
         return len(self.mu0)
 
     def _floor(self) -> np.ndarray:
-        """The floor q of a resolved family as a (d,) array (0 when None)."""
+        """The floor q of a resolved family as a (d,) array (0 when None, and for :data:`AUTO` on a
+        family given every parameter and never resolved: no data, no floor)."""
         d = self._d()
+        if isinstance(self.floor, str) and self.floor == AUTO:
+            return np.zeros(d)
         if isinstance(self.floor, str):
             raise RuntimeError("Gaussian is not resolved: call .resolve(summary) first")
         return np.zeros(d) if self.floor is None else np.broadcast_to(np.asarray(self.floor, dtype=np.float64), (d,))

@@ -7,8 +7,8 @@ from scipy.special import gammaln
 
 from ..kernels import gaussian_diag as kern
 from .base import DataSummary, SuffStats
-from .gaussian import (_LOG_2PI, COV_FRACTION, KAPPA0, NU0_MINUS_D, Gaussian, check_floor, data_scale,
-                       dequantised_cov, prior_scale, resolve_floor)
+from .gaussian import (_LOG_2PI, AUTO, COV_FRACTION, NU0_MINUS_D, Gaussian, check_floor, data_scale,
+                       default_kappa0, dequantised_cov, prior_scale, resolve_floor)
 
 
 class DiagGaussian(Gaussian):
@@ -33,7 +33,7 @@ class DiagGaussian(Gaussian):
 
     name = "DiagGaussian"
 
-    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance="diag", floor=None):
+    def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance="diag", floor=AUTO):
         if covariance != "diag":
             raise ValueError(f"DiagGaussian has covariance='diag', got {covariance!r}")
         self.covariance = covariance
@@ -67,7 +67,7 @@ class DiagGaussian(Gaussian):
             Lambda0 = prior_scale(nu0, 1, cov_fraction) * data_scale(dequantised_cov(summary.cov, floor, d), d,
                                                                      diagonal=True)
         return DiagGaussian(mean if self.mu0 is None else self.mu0,
-                            KAPPA0 if self.kappa0 is None else self.kappa0, nu0, Lambda0, floor=floor)
+                            default_kappa0(floor, cov_fraction) if self.kappa0 is None else self.kappa0, nu0, Lambda0, floor=floor)
 
     # --- statistics ----------------------------------------------------------------------
     def zero_stats(self, K: int) -> SuffStats:

@@ -16,7 +16,7 @@ columns kept before it, is dropped (in column order, so that a user's appended t
 the one dropped and the fit equals the fit without it), whenever the full covariance is fitted
 or searched: both covariance structures then see the same coordinates, so their evidence
 compares.  A diagonal covariance alone (``covariance="diag"``, or unset above
-:data:`~bnpdist.obs.gaussian.FULL_MAX_D` features) has a null direction only along a constant
+:func:`~bnpdist.obs.gaussian.full_max_d` features) has a null direction only along a constant
 column (its evidence is a product over columns, each with its own scatter), so only constant
 columns are dropped there — wide data with fewer rows than columns keep every varying column.  The columns are found from the summary's
 covariance alone (an incremental Cholesky factorisation; no pass over the data), exact up to
@@ -31,7 +31,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from .base import DataSummary
-from .gaussian import FULL_MAX_D, Gaussian
+from .gaussian import Gaussian, full_max_d, resolve_floor
 
 #: a column is a linear combination of the columns kept before it when the fraction of its
 #: variance they leave unexplained (1 − R²) is at most SPAN_TOL.  Exact dependence leaves
@@ -86,7 +86,8 @@ def span_columns(family, summary: DataSummary) -> np.ndarray | None:
         return None
     if family.mu0 is not None or family.Lambda0 is not None or not (family.floor is None or np.isscalar(family.floor)):
         return None
-    full = family.covariance == "full" or (family.covariance is None and summary.n_features <= FULL_MAX_D)
+    full = family.covariance == "full" or (
+        family.covariance is None and summary.n_features <= full_max_d(resolve_floor(family.floor, summary, summary.n_features)))
     keep = (independent_columns if full else varying_columns)(summary.mean, summary.cov)
     return None if keep.all() or not keep.any() else keep
 
@@ -94,7 +95,8 @@ def span_columns(family, summary: DataSummary) -> np.ndarray | None:
 def restricted(summary: DataSummary, keep: np.ndarray) -> DataSummary:
     """``summary`` of the columns ``keep`` (d,) bool only."""
     return replace(summary, n_features=int(keep.sum()), mean=summary.mean[keep],
-                   cov=summary.cov[np.ix_(keep, keep)], gaps=None if summary.gaps is None else summary.gaps[keep])
+                   cov=summary.cov[np.ix_(keep, keep)], gaps=None if summary.gaps is None else summary.gaps[keep],
+                   spans=None if summary.spans is None else summary.spans[keep])
 
 
 @dataclass(frozen=True)
