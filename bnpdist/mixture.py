@@ -282,10 +282,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     Attributes
     ----------
     labels_ : (n,) cluster of each training row: the final E-step ``predict(X)`` for ADF/EP
-        (clusters numbered so that the m holding training rows are 0..m−1; the others, with
-        only soft mass, follow), the posterior point estimate (``point_estimate``; labels
-        0..K−1) for the samplers
-    n_clusters_ : K, the number of instantiated clusters (samplers: of ``labels_``)
+        (labels 0..K−1, every cluster used), the posterior point estimate (``point_estimate``;
+        labels 0..K−1) for the samplers
+    n_clusters_ : K, the number of clusters: those of ``labels_`` after ``fit`` (clusters that hold
+        no training row are dropped), the instantiated ones after a ``partial_fit`` that folds a
+        batch in
     weights_ : (K,) NRM weights max(n_k − σ, 0), normalised over the existing clusters
     stats_ : SuffStats, the soft statistics of the K clusters (samplers: of ``labels_``)
     n_samples_kept_ : samplers: kept samples summarised by ``labels_``
@@ -506,7 +507,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             else:
                 labels = self._score(engine, data)[0] if labels is None else \
                     np.concatenate(engine.gather(labels.futures))
-                self.labels_ = self._used_first(labels)
+                self.labels_ = self._keep_used(labels)
 
     def _split_rounds(self, engine, data, family, prior, config: FitConfig,
                       last: Snapshot) -> Generator[Snapshot, None, tuple]:
@@ -564,16 +565,20 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         yield last
         return last, labels
 
-    def _used_first(self, labels: np.ndarray) -> np.ndarray:
-        """Renumber the clusters so that those holding training rows come first (in their
-        order): ``labels_`` are then 0..m−1, and the clusters that only carry soft mass
-        (``ek_`` their existence probability) follow.  A permutation: the model is unchanged."""
+    def _keep_used(self, labels: np.ndarray) -> np.ndarray:
+        """Keep the clusters that hold training rows (in their order), renumbering ``labels_``
+        to 0..K−1, so that ``n_clusters_`` is the number of clusters in ``labels_``.  The
+        others carry only soft mass: EP keeps a cluster while its expected count is at least ε
+        (0.01 for dense data), so a default fit of iris ended with K 5 of which 3 held 0.01–0.02
+        rows and none a label.  Dropping them removes that mass from ``stats_`` (``weights_`` are
+        renormalised over the kept clusters); the kept clusters' statistics, and so every row's
+        label, are unchanged."""
         used = np.bincount(labels, minlength=self.stats_.K) > 0
-        order = np.concatenate([np.flatnonzero(used), np.flatnonzero(~used)])
-        if np.array_equal(order, np.arange(len(order))):
+        if used.all():
             return labels
-        self.stats_, self.ek_ = self.stats_.take(order), self.ek_[order]
-        return np.argsort(order)[labels]
+        keep = np.flatnonzero(used)
+        self.stats_, self.ek_ = self.stats_.take(keep), self.ek_[keep]
+        return np.cumsum(used)[labels] - 1
 
     def fit(self, X, y=None, init_labels=None) -> "BNPMixture":
         """Fit on X: ndarray, DataFrame, scipy sparse, CSRBlock, dask array/dataframe or Parquet path.

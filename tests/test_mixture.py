@@ -36,6 +36,13 @@ def test_bars_recovered_with_merges(bars, prior, alg):
     big = np.sort(est.stats_.n)[::-1][:16]
     assert big[-1] > 5  # all 16 bars found with real mass
     assert np.array_equal(est.labels_, est.predict(X))
+    _every_cluster_used(est)
+
+
+def _every_cluster_used(est):
+    """After fit, n_clusters_ counts the clusters of labels_: none carries soft mass only."""
+    counts = np.bincount(est.labels_, minlength=est.n_clusters_)
+    assert len(counts) == est.n_clusters_ == len(est.weights_) == len(est.ek_) and counts.min() > 0
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -46,6 +53,7 @@ def test_gaussian_blobs(blobs, alg):
     labels = est.fit_predict(X)
     assert isinstance(est.obs_, Gaussian) and nmi(z, labels) > 0.9
     assert np.array_equal(labels, est.predict(X))
+    _every_cluster_used(est)
 
 
 def test_predict_proba_and_score_match_numpy(bars):
