@@ -29,8 +29,8 @@ from .data.blocks import CSRBlock, as_block, concat_rows, n_rows
 from .distributed import engine_for
 from .algorithms import subcluster
 from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
-from .algorithms.refine import hard_stats, refine, stats_log_joint
-from .algorithms.splits import AUTO as AUTO_CUTS, CUTS, SPLIT_ROUNDS, cuts_apply, cuts_for, split_clusters
+from .algorithms.refine import hard_stats, moves_apply, refine, stats_log_joint
+from .algorithms.splits import AUTO as AUTO_CUTS, CUTS, cuts_apply, cuts_for, split_clusters, split_rounds
 from .algorithms.ddpm import ddpm_driver
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .inference.ddpm import WARMUP, HyperplaneStep
@@ -264,15 +264,17 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         (its ``n_partitions`` partitions one after another); anything else uses an in-process
         ``LocalCluster`` started for the call (:func:`bnpdist.distributed.engine_for`)
     verbose : print one line per snapshot
-    splits : "ep" with a full-covariance Gaussian: the split rounds after EP
+    splits : "ep" with a full-covariance Gaussian or a Bernoulli: the split rounds after EP
         (:mod:`bnpdist.algorithms.splits`): "principal" cuts each cluster across its principal
         axis; "refined" tries its three leading axes, refines each cut by restricted sweeps and
         keeps the best (groups that EP lumps found: redundant-d20 seed 0 K 2 → 4, NMI 0.49 → 0.94;
         a higher log joint, but on digits-pca20 K 21 and NMI up to 0.028 lower: docs/QUALITY.md);
-        "auto" (the default): "refined" for a floored family (coarse data), else "principal"
-        (:func:`~bnpdist.algorithms.splits.cuts_for`); then row moves to their conditional modes
-        (from the partition, and after a cut of each cluster) and EP warm from the best where it
-        raises the log joint (:mod:`bnpdist.algorithms.refine`); None: neither
+        "auto" (the default): "refined" for a floored family (coarse data) and a Bernoulli, else
+        "principal" (:func:`~bnpdist.algorithms.splits.cuts_for`; binarised digits under
+        Bernoulli(1, 1): K 1 → 19, NMI 0 → 0.72); then, for a full-covariance Gaussian, row moves
+        to their conditional modes (from the partition, and after a cut of each cluster) and EP
+        warm from the best where it raises the log joint (:mod:`bnpdist.algorithms.refine`);
+        None: neither
 
     Input: see :mod:`bnpdist.inputs` (in-memory arrays, DataFrames and sparse matrices are
     validated as scikit-learn does; Parquet, dask and partitioned data by their readers).  A
@@ -493,7 +495,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 yield snap
             if self.algorithm == "ep" and self.splits is not None and cuts_apply(family):
                 snap, labels = yield from self._split_rounds(engine, data, family, prior, config, snap)
-                snap, labels = yield from self._refine_round(engine, data, family, prior, config, snap, labels)
+                if moves_apply(family):
+                    snap, labels = yield from self._refine_round(engine, data, family, prior, config, snap, labels)
             self.converged_ = True if self.algorithm == "adf" else None
             if self.algorithm == "ep":
                 self.converged_ = bool((snap.change or 0.0) < config.tol)
@@ -511,12 +514,13 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def _split_rounds(self, engine, data, family, prior, config: FitConfig,
                       last: Snapshot) -> Generator[Snapshot, None, tuple]:
-        """After an EP fit of a full-covariance Gaussian (``last``: its final snapshot): cut the
-        clusters whose cut raises the log joint (``splits``: the cuts tried), then EP warm from
-        the new partition (:mod:`bnpdist.algorithms.splits`), for at most SPLIT_ROUNDS rounds;
+        """After an EP fit of a full-covariance Gaussian or a Bernoulli (``last``: its final
+        snapshot): cut the clusters whose cut raises the log joint (``splits``: the cuts tried),
+        then EP warm from the new partition (:mod:`bnpdist.algorithms.splits`), for at most
+        :func:`~bnpdist.algorithms.splits.split_rounds` rounds;
         yields the snapshots of the warm EP runs and returns (the final snapshot, the hard labels
         of its state on the workers, or None when the last round ended with an EP run)."""
-        for _ in range(SPLIT_ROUNDS):
+        for _ in range(split_rounds(family)):
             labels = self._hard_labels(engine, data)
             stats = split_clusters(engine, data, family, prior, self.stats_, labels, cuts_for(self.splits, family))
             if stats is None:

@@ -65,7 +65,8 @@ def _unsplit(last):
 @contextlib.contextmanager
 def variant(name: str):
     """The library patched as the variant ``name`` describes (module docstring)."""
-    saved = [(mixture, "cuts_apply", mixture.cuts_apply), (mixture, "refine", mixture.refine),
+    saved = [(mixture, "cuts_apply", mixture.cuts_apply), (mixture, "moves_apply", mixture.moves_apply),
+             (mixture, "refine", mixture.refine),
              (refine, "REFINE_NATS", refine.REFINE_NATS),
              (mixture.BNPMixture, "_refine_round", mixture.BNPMixture._refine_round),
              (mixture.BNPMixture, "_split_rounds", mixture.BNPMixture._split_rounds),
@@ -83,7 +84,7 @@ def variant(name: str):
             return last, labels
         mixture.BNPMixture._refine_round = rounds
     elif name in ("diag-moves", "diag-cuts"):
-        mixture.cuts_apply = lambda f: getattr(f, "name", None) in ("Gaussian", "DiagGaussian")
+        mixture.cuts_apply = mixture.moves_apply = lambda f: getattr(f, "name", None) in ("Gaussian", "DiagGaussian")
         mixture.BNPMixture._split_rounds = (lambda self, engine, data, family, *a: split_rounds(
             self, engine, data, family, *a) if splits.cuts_apply(family) else _unsplit(a[-1]))
         if name == "diag-moves":

@@ -111,4 +111,16 @@ def test_the_experiment_job_runs_its_variants_and_restores_the_library(capsys):
     row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| iris")]
     assert len(row) == 1 and row[0].count("|") == 2 + 5 + 1
     assert mixture.cuts_apply is splits.cuts_apply and mixture.refine is refine.refine
+    assert mixture.moves_apply is refine.moves_apply
     assert refine.REFINE_NATS == 3.0 and DiagGaussian.posterior_mean is DIAG_POSTERIOR
+
+
+def test_only_full_covariance_gaussian_rows_are_moved():
+    """Bernoulli fits are cut by the split rounds but their rows are not moved (measured: binarised
+    digits NMI −0.003 to +0.005 at up to 1.8× the CPU); diagonal Gaussians neither."""
+    from bnpdist.algorithms.splits import cuts_apply
+    from bnpdist.obs import Bernoulli
+    X = np.random.default_rng(1).normal(size=(50, 3))
+    bern = Bernoulli(a=1.0, b=1.0).resolve(DataSummary(50, 3, "dense"))
+    assert refine.moves_apply(_family(X)) and cuts_apply(bern) and not refine.moves_apply(bern)
+    assert not refine.moves_apply(_family(X, "diag"))

@@ -1,4 +1,4 @@
-"""Split moves after EP for full-covariance Gaussian clusters.
+"""Split moves after EP for full-covariance Gaussian and Bernoulli clusters.
 
 EP refines the clusters that its recording ADF pass opened but never divides one: when a
 cluster's first rows came from two groups, both stay in it (``make_blobs(600, 10, centers=4)``
@@ -10,10 +10,15 @@ raises the log joint log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (the criterion
 search, :func:`bnpdist.hyper.log_joint`; p(ẑ) the prior's EPPF) by more than :data:`SPLIT_NATS`,
 cluster by cluster in order.  EP then restarts warm from the hard statistics of the new
 partition (:meth:`~bnpdist.algorithms.variational.VariationalRun.warm`), for at most
-:data:`SPLIT_ROUNDS` rounds.
+:data:`SPLIT_ROUNDS` rounds (a Bernoulli fit: :data:`SPLIT_ROUNDS_BERNOULLI`).
 
-Only the full-covariance family is cut: under the diagonal family, clusters whose features are
-correlated gain log joint from any cut (``low-rank-d100``, d = 100: K 6 → 9, NMI 0.98 → 0.90).
+Only the full-covariance Gaussian and the Bernoulli family are cut (:func:`cuts_apply`): under the
+diagonal Gaussian, clusters whose features are correlated gain log joint from any cut
+(``low-rank-d100``, d = 100: K 6 → 9, NMI 0.98 → 0.90).  A Bernoulli cluster has no posterior
+covariance: its cuts run through the mean of its rows (the hard labels) across the principal axes
+of their empirical covariance (:func:`cut_axes`: one more map/reduce of Σx and Σxxᵀ per cluster),
+and are always refined (:func:`cuts_for`): EP's one ADF pass lumps the classes of binarised digits
+into 1–4 clusters (K 1 at a = b = 1), which the cuts and EP warm from them separate.
 
 ``cuts="refined"`` (:data:`CUTS`; ``BNPMixture(splits="refined")``) tries, for every cluster,
 the cuts across its three leading principal axes, refines each by up to ten restricted sweeps
@@ -30,12 +35,16 @@ from __future__ import annotations
 from functools import reduce
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..obs.base import SuffStats
 from ..obs.gaussian import is_floored
 
-#: rounds of cuts and warm EP after the fit
+#: rounds of cuts and warm EP after the fit (a full-covariance Gaussian's)
 SPLIT_ROUNDS = 3
+#: ... a Bernoulli fit's, at most: each round at most doubles K, and its ADF pass may leave one
+#: cluster (binarised digits at a = b = 1: K 1 → 2 → 4 → 7 → 13 → 19, no cut kept in round 6)
+SPLIT_ROUNDS_BERNOULLI = 10
 #: a cut is kept when it raises the log joint by more than this (the search's TIE_NATS)
 SPLIT_NATS = 3.0
 #: split cuts by name: (leading principal axes a cut is tried across, restricted sweeps refining
@@ -43,29 +52,82 @@ SPLIT_NATS = 3.0
 CUTS = {"principal": (1, 0), "refined": (3, 10)}
 #: ``BNPMixture(splits=AUTO)`` (the default): :func:`cuts_for`
 AUTO = "auto"
+#: columns up to which a Bernoulli cluster's cuts cross the principal axes of its rows' covariance
+#: (a partition sends K·d² numbers, 1 MiB for K = 8 at the bound); above, its most variable columns
+#: (K·d numbers; at every d they score alike on binarised digits: NMI 0.715–0.727, docs/QUALITY.md)
+FULL_AXES_MAX_D = 128
 
 
 def cuts_for(splits: str, family) -> str:
     """The cuts of ``splits`` for a fitted ``family``: as named, and for :data:`AUTO` "refined" when
-    the family is floored (coarse data, :mod:`bnpdist.obs.quantised`), else "principal".  Under
+    the family is a Bernoulli or floored (coarse data, :mod:`bnpdist.obs.quantised`), else "principal".  Under
     the floored full model of raw digits (c 12.8) EP's partition depends on rounding: K 8–9,
     NMI 0.75–0.82 on the raw pixels, K 5, NMI 0.50 on the same pixels standardised (the same
     model up to the Jacobian); the refined cuts reach K 8–10, NMI 0.70–0.85 on both.  Unfloored,
     they would cost digits-pca20 its K target (K 21, docs/QUALITY.md)."""
     if splits != AUTO:
         return splits
-    return "refined" if is_floored(getattr(family, "floor", None)) else "principal"
+    return "refined" if _bernoulli(family) or is_floored(getattr(family, "floor", None)) else "principal"
+
+
+def _full_gaussian(family) -> bool:
+    return getattr(family, "name", None) == "Gaussian" and getattr(family, "covariance", None) == "full"
+
+
+def _bernoulli(family) -> bool:
+    return getattr(family, "name", None) == "Bernoulli"
+
+
+def split_rounds(family) -> int:
+    """Rounds of cuts and warm EP after an EP fit of ``family`` (one that :func:`cuts_apply`)."""
+    return SPLIT_ROUNDS if _full_gaussian(family) else SPLIT_ROUNDS_BERNOULLI
 
 
 def cuts_apply(family) -> bool:
-    """Whether the fitted family is cut: a full-covariance Gaussian."""
-    return getattr(family, "name", None) == "Gaussian" and getattr(family, "covariance", None) == "full"
+    """Whether the fitted family is cut: a full-covariance Gaussian or a Bernoulli."""
+    return _full_gaussian(family) or _bernoulli(family)
 
 
 def principal_axes(cov: np.ndarray, n_axes: int) -> np.ndarray:
     """(A, K, d): the A = min(n_axes, d) leading eigenvectors of each covariance ``cov`` (K, d, d)."""
     vecs = np.linalg.eigh(0.5 * (cov + np.swapaxes(cov, 1, 2)))[1]
     return np.ascontiguousarray(np.moveaxis(vecs[:, :, ::-1][:, :, :min(n_axes, vecs.shape[-1])], 2, 0))
+
+
+def _moments_part(block, seed, labels, K: int, full: bool) -> SuffStats:
+    """One partition's n_k, Σx and Σxxᵀ (``full``; else Σx², the diagonal) of each cluster k of
+    its rows' hard ``labels``."""
+    X = np.asarray(block, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
+    onehot = sp.csr_matrix((np.ones(len(labels)), (np.arange(len(labels)), labels)), shape=(len(labels), K)).T
+    sxx = (np.stack([X[labels == k].T @ X[labels == k] for k in range(K)]) if full
+           else np.asarray(onehot @ X ** 2))
+    return SuffStats("moments", {"n": np.bincount(labels, minlength=K).astype(np.float64),
+                                 "sx": np.asarray(onehot @ X), "sxx": sxx.reshape(K, -1)})
+
+
+def cut_axes(engine, data, family, stats: SuffStats, labels, n_axes: int):
+    """(centre (K, d), axes (A, K, d)) of the cuts of ``stats``' K clusters: a full-covariance
+    Gaussian's posterior means and the A = min(n_axes, d) leading eigenvectors of its posterior
+    covariances; another family's means m_k = Σx/n_k of the rows of the hard partition ``labels``
+    and the leading eigenvectors of their covariances Σxxᵀ/n_k − m_k m_kᵀ, or for more than
+    :data:`FULL_AXES_MAX_D` columns the unit vectors of the A columns of largest variance
+    Σx²/n_k − m_k² (a cut on one column)."""
+    if _full_gaussian(family):
+        post = family.posterior_mean(stats)
+        return post["mean"], principal_axes(post["cov"], n_axes)
+    K, d = stats.K, data.n_features
+    full = d <= FULL_AXES_MAX_D
+    mom = engine.reduce(engine.map(_moments_part, data, labels, K, full, key="split-moments"))
+    n = np.maximum(mom.n, 1.0)[:, None]
+    centre = mom["sx"] / n
+    if full:
+        cov = mom["sxx"].reshape(K, d, d) / n[:, :, None] - centre[:, :, None] * centre[:, None, :]
+        return centre, principal_axes(cov, n_axes)
+    top = np.argsort(-(mom["sxx"] / n - centre ** 2), axis=1, kind="stable")[:, :min(n_axes, d)]
+    axes = np.zeros((top.shape[1], K, d))
+    axes[np.arange(top.shape[1])[:, None], np.arange(K)[None, :], top.T] = 1.0
+    return centre, axes
 
 
 def halves_part(block, seed, labels, family, centre: np.ndarray, axis: np.ndarray) -> SuffStats:
@@ -114,10 +176,9 @@ def split_clusters(engine, data, family, prior, stats: SuffStats, labels,
     """The hard statistics of the partition ``labels`` (a labels DistData over ``stats``' K
     clusters) with every kept cut (``cuts``: a name in :data:`CUTS`), or None when no cut is kept."""
     n_axes, sweeps = CUTS[cuts]
-    post = family.posterior_mean(stats)
-    axis = principal_axes(post["cov"], n_axes)
+    centre, axis = cut_axes(engine, data, family, stats, labels, n_axes)
     A, K = axis.shape[0], stats.K
-    halves = engine.reduce(engine.map(halves_part, data, labels, family, post["mean"], axis, key="split-halves"))
+    halves = engine.reduce(engine.map(halves_part, data, labels, family, centre, axis, key="split-halves"))
     for _ in range(sweeps):
         new = engine.reduce(engine.map(_refine_part, data, labels, family, halves, K, key="split-refine"))
         if _same(new, halves):
