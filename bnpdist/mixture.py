@@ -41,10 +41,10 @@ from .inference.snapshot import Snapshot
 from .hyper import SUBSAMPLE, free_coordinates, search
 from .inputs import check_init_labels, check_input, family_counts, family_vocab_size
 from .kernels.scan import row_access, score_scan
-from .obs import Gaussian, Multinomial, family_from_dict
+from .obs import Bernoulli, Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
 from .obs.gaussian import AUTO, RESOLUTION
-from .obs.quantised import add_ranges, smallest_gaps, value_range
+from .obs.quantised import add_ranges, binary, smallest_gaps, value_range
 from .obs.span import Lift, restricted, span_columns
 from .params import Estimator
 from .persist import check_params, read_model, write_model
@@ -214,7 +214,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     ----------
     prior : DP | NGGP, default DP(1.0)
     obs : Multinomial | Polya | Gaussian | Bernoulli, default Multinomial(base="corpus") for sparse / CSR
-        input and Gaussian() for dense input; data-driven defaults are filled from the data (for
+        input, Bernoulli() for dense input whose every value is 0 or 1 (a Gaussian cluster that
+        holds a 0/1 column constant has unbounded density) and Gaussian() for other dense input;
+        data-driven defaults are filled from the data (for
         ``partial_fit``: from every row seen while they number at most :data:`STREAM_REFIT_ROWS`,
         then kept; a corpus base still gains each later batch's counts).
         :class:`~bnpdist.obs.Polya` models bursty documents (words that repeat within a document)
@@ -390,7 +392,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def _resolve(self, engine, data):
         """(data, prior, family, summary): the prior and the observation family with its
-        data-driven defaults filled in; a Gaussian that resolves its own defaults on data with
+        data-driven defaults filled in (``obs=None``: Multinomial for CSR input, for dense input
+        Bernoulli when every value is 0 or 1 — :func:`~bnpdist.obs.quantised.binary` on the
+        moments pass's gaps and ranges — else Gaussian); a Gaussian that resolves its own defaults on data with
         constant or linearly dependent columns is fitted on the others (``columns_``; ``data``
         and the summary then hold those columns only)."""
         prior = self._given_prior()
@@ -400,6 +404,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         floor = getattr(obs, "floor", None)
         wants_gaps = isinstance(floor, str) and floor in (AUTO, RESOLUTION)
         n, s, ss, tokens, grid = engine.reduce(engine.map(_moments, data, wants_gaps, key="moments"), _add_moments)
+        if self.obs is None and grid is not None and binary(*grid):
+            obs = Bernoulli()
         if data.kind == "csr":
             summary = DataSummary(int(n), data.n_features, "csr", s / max(tokens, 1e-300),
                                   mean_length=tokens / max(n, 1))
@@ -641,7 +647,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         that passes the bound, or whose rows seen times the model's clusters pass
         :data:`STREAM_REFIT_WORK`, and all later ones are folded in by ADF as above, on the
         columns the model was fitted on (``columns_``): a batch in which a dropped column varies
-        or no longer follows the kept ones is named in a warning.
+        or no longer follows the kept ones is named in a warning.  With ``obs=None`` the family
+        too is the batch fit's while refitting (Bernoulli while every value seen is 0 or 1, then
+        Gaussian); once batches are folded in it is kept, and a batch with other values than 0
+        and 1 folded into a Bernoulli is refused (a ``ValueError``).
 
         ``labels_`` then covers every row seen: the labels each earlier row got when its batch
         was folded in (renumbered through later merges, not rescored: ``predict`` rescores),
@@ -689,6 +698,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             if fitted:
                 self._check_span(engine, data)
                 data = self._fitted_view(engine, data)
+                self._check_binary(engine, data)
                 prior, family = self.prior_, self._grow_corpus_base(engine, data)
                 state = VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
             else:   # the first batch: defaults resolved and "auto" searched on it
@@ -728,6 +738,17 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                           "(constant, or exact linear combinations of the columns kept, over the rows seen then) "
                           "but this batch breaks that; the model still ignores them (fit on all the rows "
                           "to include them)", UserWarning, stacklevel=4)
+
+    def _check_binary(self, engine, data) -> None:
+        """Refuse a batch folded into a model whose family ``obs=None`` resolved to Bernoulli (every
+        value seen was 0 or 1) when the batch holds other values, which that family would refuse
+        or score as soft evidence."""
+        if self.obs is not None or not isinstance(self.obs_, Bernoulli):
+            return
+        if not binary(*engine.reduce(engine.map(_moments, data, True, key="moments"), _add_moments)[4]):
+            raise ValueError("partial_fit: obs=None resolved to Bernoulli (every value seen was 0 or 1), but this "
+                             "batch holds other values; fit on all the rows, or set obs (e.g. Gaussian()) "
+                             "before the first batch")
 
     def _grow_corpus_base(self, engine, data):
         """The fitted family for one more batch; a corpus base (``obs=None`` or ``base="corpus"``,

@@ -241,3 +241,34 @@ def test_partial_fit_grows_a_corpus_base_to_the_batch_fits(monkeypatch):
     for obs in (Multinomial(beta=5.0, base=given), Multinomial(beta=5.0)):
         est = BNPMixture(obs=obs, hyperparameters="fixed").partial_fit(X.rows(0, 100)).partial_fit(X.rows(100, 200))
         assert est.obs_.base is None if obs.base is None else np.array_equal(est.obs_.base, given)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_default_family_of_0_1_data_is_bernoulli(tmp_path, monkeypatch):
+    """obs=None: dense input whose every value is 0 or 1 (constant columns included) resolves to
+    Bernoulli, one other value in one column to Gaussian; a saved model loads with its family.
+    partial_fit refits the rows seen while it may (the family follows them: Gaussian once a batch
+    holds other values); a batch with other values folded into a Bernoulli is refused."""
+    import bnpdist.mixture as mixture
+    from bnpdist.obs import Bernoulli
+    rng = np.random.default_rng(0)
+    X = (rng.random((120, 6)) < np.repeat([[0.9] * 3 + [0.1] * 3, [0.1] * 3 + [0.9] * 3], 60, axis=0)).astype(float)
+    X[:, 5] = 0.0
+    est = BNPMixture(random_state=0).fit(X)
+    assert isinstance(est.obs_, Bernoulli) and est.obs is None and len(np.unique(est.labels_)) == 2
+    est.save(tmp_path / "m")
+    loaded = BNPMixture.load(tmp_path / "m")
+    assert isinstance(loaded.obs_, Bernoulli) and np.array_equal(loaded.predict(X), est.predict(X))
+    for other in (0.5, 2.0, -1.0):
+        Y = X.copy()
+        Y[67, 2] = other
+        assert isinstance(BNPMixture(random_state=0).fit(Y).obs_, Gaussian)
+    Y[67, 2] = 0.5
+    stream = BNPMixture(random_state=0).partial_fit(X[:60])
+    assert isinstance(stream.obs_, Bernoulli)
+    assert isinstance(stream.partial_fit(Y[60:]).obs_, Gaussian)          # a refit of all 120 rows
+    monkeypatch.setattr(mixture, "STREAM_REFIT_ROWS", 60)
+    stream = BNPMixture(random_state=0).partial_fit(X[:60]).partial_fit(X[60:90])   # folded in
+    assert isinstance(stream.obs_, Bernoulli) and stream.n_rows_seen_ == 90
+    with pytest.raises(ValueError, match="obs=None resolved to Bernoulli"):
+        stream.partial_fit(Y[60:90])

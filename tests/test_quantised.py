@@ -10,7 +10,7 @@ from bnpdist.algorithms.splits import cuts_for
 from bnpdist.kernels import gaussian as kern
 from bnpdist.obs.gaussian import (COV_FRACTION, FLOORED_FULL_MAX_D, FLOORED_MAX_COV_FRACTION, FULL_MAX_D, KAPPA0,
                                   MAX_COV_FRACTION, default_kappa0, full_max_d, max_cov_fraction)
-from bnpdist.obs.quantised import (COARSE, COARSE_LEVELS, add_ranges, coarse, dequantisation_floor, smallest_gaps,
+from bnpdist.obs.quantised import (COARSE, COARSE_LEVELS, add_ranges, binary, coarse, dequantisation_floor, smallest_gaps,
                                    value_range)
 from bnpdist.obs.span import span_columns
 
@@ -213,3 +213,18 @@ def test_the_coarse_job_floors_the_spiky_columns_only(capsys):
     assert {n for n in job.SETS if job.is_coarse(job.SETS[n](0)[0])} == {"blobs-spike", "blobs-class-spike", "digits16"}
     job.main(["--sets", "wine-bin0", "--seeds", "0"])
     assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("| wine-bin0 | no |")]
+
+
+def test_binary_from_the_gaps_and_ranges_of_the_partitions():
+    """0/1 data (constant 0 or 1 columns included) is told from its columns' smallest gaps and value
+    ranges reduced over partitions; one other value, a constant 2 column or no rows is not 0/1."""
+    X = np.array([[0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0]])
+    grid = lambda A: (smallest_gaps(A), value_range(A))
+    assert binary(*grid(X))
+    parts = [grid(X[:2]), grid(X[2:])]
+    assert binary(np.minimum(parts[0][0], parts[1][0]), add_ranges(parts[0][1], parts[1][1]))
+    for other in (0.5, 2.0, -1.0):
+        Y = X.copy()
+        Y[1, 2] = other
+        assert not binary(*grid(Y))
+    assert not binary(*grid(np.c_[X, np.full(4, 2.0)])) and not binary(*grid(X[:0]))

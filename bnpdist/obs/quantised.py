@@ -44,6 +44,16 @@ def add_ranges(a, b) -> np.ndarray:
     return np.stack([np.minimum(a[0], b[0]), np.maximum(a[1], b[1])])
 
 
+def binary(gaps, ranges) -> bool:
+    """Whether every value of every column is 0 or 1, from the columns' smallest gaps
+    (:func:`smallest_gaps`) and value ranges (:func:`value_range`, reduced by :func:`add_ranges`):
+    each column's smallest and largest values are 0 or 1, and a column holding both has no
+    other (its smallest gap is 1).  False for no rows."""
+    lo, hi = np.asarray(ranges)
+    return bool(len(lo) and np.isin(lo, (0.0, 1.0)).all() and np.isin(hi, (0.0, 1.0)).all()
+                and ((lo == hi) | (np.asarray(gaps) == 1.0)).all())
+
+
 #: a column is coarse when its dequantisation variance δ²/12 exceeds COARSE times its variance
 #: (fewer than about 3 steps per standard deviation) ...
 COARSE = 0.01
