@@ -1,12 +1,12 @@
 """The default on untuned data with indicator, few-level and coarse columns: which sets the
-coarse-data scope (:func:`bnpdist.obs.quantised.coarse`: a column of at least 11 levels with
-δ²/12 > 0.01·var) floors, and the default's NMI and K on each, seeds 0–2 (each seed draws the
-synthetic data with ``random_state`` = seed; the wine and digits sets are the same data on every
-seed).  Run it on two checkouts (``PYTHONPATH``) to compare defaults.
+coarse-data scope (:func:`bnpdist.obs.quantised.coarse`: a column with δ²/12 > 0.01·var) floors,
+and the default's NMI and K on each, seeds 0–2 (each seed draws the synthetic data with
+``random_state`` = seed; the wine and digits sets are the same data on every seed).  Run it on
+two checkouts (``PYTHONPATH``) to compare defaults.
 
     python jobs/exp_coarse.py [--sets wine-bin0,survey] [--seeds 0,1,2]
 
-Results: docs/QUALITY.md, "The default for coarse data: columns of at least 11 levels".
+Results: docs/QUALITY.md, "Few-level columns".
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 from bnpdist.league.entrants import ENTRANTS
 from bnpdist.league.runner import fit_one
 from bnpdist.league.sets import SETS as LEAGUE, LabelledSet
-from bnpdist.obs.quantised import coarse, smallest_gaps, value_range
+from bnpdist.obs.quantised import coarse, smallest_gaps
 
 
 def _wine():
@@ -94,8 +94,7 @@ SETS = {
 
 def is_coarse(X) -> bool:
     """What the default's moments pass decides (one partition)."""
-    lo, hi = value_range(X)
-    return coarse(smallest_gaps(X), hi - lo, X.var(axis=0, ddof=1))
+    return coarse(smallest_gaps(X), X.var(axis=0, ddof=1))
 
 
 def main(argv=None):

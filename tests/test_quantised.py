@@ -10,7 +10,7 @@ from bnpdist.algorithms.splits import cuts_for
 from bnpdist.kernels import gaussian as kern
 from bnpdist.obs.gaussian import (COV_FRACTION, FLOORED_FULL_MAX_D, FLOORED_MAX_COV_FRACTION, FULL_MAX_D, KAPPA0,
                                   MAX_COV_FRACTION, default_kappa0, full_max_d, max_cov_fraction)
-from bnpdist.obs.quantised import (COARSE, COARSE_LEVELS, add_ranges, binary, coarse, dequantisation_floor, smallest_gaps,
+from bnpdist.obs.quantised import (COARSE, add_ranges, binary, coarse, dequantisation_floor, smallest_gaps,
                                    value_range)
 from bnpdist.obs.span import span_columns
 
@@ -95,9 +95,8 @@ def test_partitions_reduce_the_gaps_by_their_minimum_and_the_floor_is_saved(tmp_
 
 
 def _summary(X):
-    lo, hi = value_range(X)
     return DataSummary(len(X), X.shape[1], "dense", X.mean(0), np.cov(X.T).reshape(X.shape[1], -1),
-                       gaps=smallest_gaps(X), spans=hi - lo)
+                       gaps=smallest_gaps(X))
 
 
 def _spikes(rng, n, d):
@@ -108,32 +107,29 @@ def _spikes(rng, n, d):
 
 
 def test_coarse_columns_and_the_automatic_floor():
-    """coarse: some varying column of at least COARSE_LEVELS levels with δ²/12 above COARSE times
-    its variance (constant, gapless and few-level columns ignored); floor="auto" (the default) is
-    the resolution floor exactly then."""
-    assert COARSE_LEVELS == 11 and 1 / (COARSE_LEVELS ** 2 - 1) <= COARSE < 1 / ((COARSE_LEVELS - 1) ** 2 - 1)
+    """coarse: some varying column with δ²/12 above COARSE times its variance (constant and gapless
+    columns ignored), whatever its number of levels; floor="auto" (the default) is the resolution
+    floor exactly then."""
     var_edge = 1.0 / 12 / COARSE
-    span = COARSE_LEVELS - 1.0
-    assert coarse([1.0, 1e-6], [span, 1.0], [0.9 * var_edge, 1.0])
-    assert not coarse([1.0, 1e-6], [span, 1.0], [1.1 * var_edge, 1.0])
-    assert not coarse([1.0, 1e-6], [span - 1, 1.0], [0.9 * var_edge, 1.0])   # 10 levels: a code
-    assert not coarse([1.0, np.inf], [span, 0.0], [0.0, 1.0])       # a constant column is not coarse
+    assert coarse([1.0, 1e-6], [0.9 * var_edge, 1.0])
+    assert not coarse([1.0, 1e-6], [1.1 * var_edge, 1.0])
+    assert not coarse([1.0, np.inf], [0.0, 1.0])                    # a constant column is not coarse
     rng = np.random.default_rng(0)
     fine = rng.normal(0, 1, (200, 2))
     spike = _spikes(rng, 200, 2)
     likert = rng.integers(1, 6, (200, 2)).astype(float)                              # q/var 0.04, 5 levels
     binary = rng.integers(0, 2, (200, 2)).astype(float)
-    for X, floored in ((fine, False), (spike, True), (spike / 16, True), (likert, False), (binary, False),
-                       (np.round(fine * 100) / 100, False)):
+    for X, floored in ((fine, False), (spike, True), (spike / 16, True), (likert, True), (binary, True),
+                       (np.c_[fine, likert[:, :1]], True), (np.round(fine * 100) / 100, False)):
         fam = Gaussian().resolve(_summary(X))
         assert Gaussian().floor == "auto" and (fam.floor is not None) == floored
         if floored:
             np.testing.assert_array_equal(fam.floor, dequantisation_floor(smallest_gaps(X)))
-    no_spans = DataSummary(200, 2, "dense", spike.mean(0), np.cov(spike.T), gaps=smallest_gaps(spike))
-    assert Gaussian().resolve(no_spans).floor is None
+    no_gaps = DataSummary(200, 2, "dense", spike.mean(0), np.cov(spike.T))
+    assert Gaussian().resolve(no_gaps).floor is None
 
 
-def test_value_ranges_reduce_over_partitions_and_the_summary_holds_the_spans():
+def test_value_ranges_reduce_over_partitions():
     X = np.array([[0.0, 5.0], [2.0, -1.0], [7.0, 5.0]])
     np.testing.assert_array_equal(value_range(X), [[0.0, -1.0], [7.0, 5.0]])
     np.testing.assert_array_equal(add_ranges(value_range(X[:1]), value_range(X[1:])), value_range(X))
@@ -205,14 +201,14 @@ def test_a_floored_family_ties_kappa0_to_c_and_is_searched_further(covariance):
     assert cuts_for("principal", on) == "principal" and cuts_for(None, on) is None
 
 
-def test_the_coarse_job_floors_the_spiky_columns_only(capsys):
-    """jobs/exp_coarse.py: of its untuned sets only those with a mostly-0 column of many levels
-    are coarse (not indicators, 5-level codes, Likert items or 8–9-level rounded blobs); one row a set."""
+def test_the_coarse_job_floors_every_set_with_a_coarse_column(capsys):
+    """jobs/exp_coarse.py: every untuned set with an indicator, a few-level code, a Likert item or a
+    mostly-0 column is coarse, and the 60 continuous columns of blobs-d60 are not; one row a set."""
     from conftest import load_job
     job = load_job("exp_coarse")
-    assert {n for n in job.SETS if job.is_coarse(job.SETS[n](0)[0])} == {"blobs-spike", "blobs-class-spike", "digits16"}
+    assert {n for n in job.SETS if not job.is_coarse(job.SETS[n](0)[0])} == {"blobs-d60"}
     job.main(["--sets", "wine-bin0", "--seeds", "0"])
-    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("| wine-bin0 | no |")]
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("| wine-bin0 | yes |")]
 
 
 def test_binary_from_the_gaps_and_ranges_of_the_partitions():

@@ -105,9 +105,8 @@ def resolve_floor(floor, summary: DataSummary, d: int) -> np.ndarray | None:
     if floor is None or not isinstance(floor, str):
         return floor
     if floor == AUTO:
-        known = summary.gaps is not None and summary.spans is not None and summary.cov is not None
-        return (dequantisation_floor(summary.gaps)
-                if known and coarse(summary.gaps, summary.spans, np.diag(summary.cov)) else None)
+        known = summary.gaps is not None and summary.cov is not None
+        return dequantisation_floor(summary.gaps) if known and coarse(summary.gaps, np.diag(summary.cov)) else None
     return np.zeros(d) if summary.gaps is None else dequantisation_floor(summary.gaps)
 
 
@@ -173,10 +172,9 @@ class Gaussian(ObsFamily):
     f_k(x) = t(x; μ_n, A (κ_n+1)/(κ_n ν')) · (|Λ_n + nQ|/|A|)^{ν_n/2}, A = Λ_n + (n+1)Q, ν' = ν_n−d+1.
     ``floor="resolution"``: :meth:`resolve` takes q_j = δ_j²/12 for the step δ_j of column j's
     recorded values (its smallest gap); ``"auto"`` (the default): that floor when the data are
-    coarse — some column of at least 11 levels has q_j above 1% of its variance, its values
-    concentrated on a few levels of its grid (:func:`~bnpdist.obs.quantised.coarse`; raw pixels,
-    mostly 0; not indicators, Likert items or other codes of ≤ 10 levels) — else none; None is
-    no floor.  A floored family's κ0 follows c (:func:`default_kappa0`), its search extends c to
+    coarse — some column has q_j above 1% of its variance (:func:`~bnpdist.obs.quantised.coarse`:
+    raw pixels, mostly 0; indicators, Likert items and other codes of a few levels) — else none;
+    None is no floor.  A floored family's κ0 follows c (:func:`default_kappa0`), its search extends c to
     :data:`FLOORED_MAX_COV_FRACTION`, a full covariance is its default up to
     :data:`FLOORED_FULL_MAX_D` columns and ``BNPMixture``'s default split cuts are "refined".
     ``covariance="diag"``

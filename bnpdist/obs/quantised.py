@@ -55,29 +55,23 @@ def binary(gaps, ranges) -> bool:
 
 
 #: a column is coarse when its dequantisation variance δ²/12 exceeds COARSE times its variance
-#: (fewer than about 3 steps per standard deviation) ...
+#: (fewer than about 3 steps per standard deviation): an indicator, a Likert item, a few-level code
+#: (q/var ≥ 1/(L² − 1) > COARSE for L ≤ 10 levels spread evenly), or a finer grid whose values
+#: concentrate on a few levels (raw digits: 5 of 61 pixels, mostly 0 with 13–17 levels,
+#: q/var 0.024–0.12).  None of the quality league's other dense sets has one
 COARSE = 0.01
-#: ... and its grid has at least this many levels (span ≥ 10δ): the fewest levels whose uniform
-#: spread is not coarse (q/var = 1/(L² − 1) ≤ COARSE), so that the test fires only where the
-#: values concentrate on a few levels of a finer grid.  Of the quality league's 16 dense sets only
-#: raw and standardised digits have such columns (5 of 61 pixels, mostly 0 with 13–17 levels,
-#: q/var 0.024–0.12); a column with fewer levels (an indicator, a Likert item, a quantile code)
-#: is coarse whatever its spread and is taken as a code, not a rounded measurement
-COARSE_LEVELS = int(np.ceil(np.sqrt(1.0 + 1.0 / COARSE)))
 
 
-def coarse(gaps, spans, var) -> bool:
+def coarse(gaps, var) -> bool:
     """Whether some varying column (``var`` > 0, its variance) is coarse: recorded on a grid of
-    step δ_j (its smallest gap, ``gaps``: :func:`smallest_gaps`, reduced over partitions) with at
-    least :data:`COARSE_LEVELS` levels, span_j ≥ (COARSE_LEVELS − 1)·δ_j (``spans``: its largest
-    minus smallest value, :func:`value_range`; a grid's span is a multiple of δ_j, tested with
-    half a step to spare), and δ_j²/12 > COARSE·var_j.  A Gaussian's evidence on such a column
-    (a pixel that is 0 in every "1") grows without bound as a cluster shrinks onto the grid, which
-    the floor prevents.  On columns of few levels the floor's bound exp(−½ tr(Σ⁻¹Q)) is loose
-    (σ ≈ δ) and merges clusters (12 Likert items of 5 levels, 4 classes: K 3–4 unfloored, K 1
-    with the floor alone)."""
-    gaps, spans, var = (np.asarray(a, dtype=np.float64) for a in (gaps, spans, var))
-    ok = (var > 0) & np.isfinite(gaps) & (spans > (COARSE_LEVELS - 1.5) * gaps)
+    step δ_j (its smallest gap, ``gaps``: :func:`smallest_gaps`, reduced over partitions) with
+    δ_j²/12 > COARSE·var_j.  A Gaussian's evidence on such a column (a pixel that is 0 in every
+    "1", a Likert answer shared by a group, a 0/1 indicator) grows without bound as a cluster
+    shrinks onto the grid, which the floor prevents: unfloored, the untuned panel's Likert sets
+    end at K 17–45 for 4 classes and a blob set with one class-free 0/1 column at K 8 for 4
+    (docs/QUALITY.md, "Few-level columns")."""
+    gaps, var = (np.asarray(a, dtype=np.float64) for a in (gaps, var))
+    ok = (var > 0) & np.isfinite(gaps)
     return bool(np.any(gaps[ok] ** 2 / 12.0 > COARSE * var[ok]))
 
 
