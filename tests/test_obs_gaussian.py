@@ -1,4 +1,6 @@
 """Gaussian (Normal–Inverse-Wishart, Murphy 2007): kernels and formulas against scipy references."""
+import math
+
 import numpy as np
 import pytest
 from scipy import stats as ss
@@ -171,6 +173,51 @@ def check_cache(fam, hyper, state, X, held, Y):
         for y, wk in zip(Y, np.atleast_1d(want)):
             kern.log_pred_row(y, y, hyper, state, K - 1, lp)
             np.testing.assert_allclose(lp[k], wk, rtol=1e-9)
+
+
+def textbook_cholesky_inverse(B, f):
+    """L = chol(f B) and W = L⁻¹ by row-by-row dot products in Python floats (sums in increasing
+    p), and log|f B| = Σ_j 2 log L_jj: the floats the vectorised kernels must reproduce."""
+    d = len(B)
+    L, W, logdet = np.zeros((d, d)), np.zeros((d, d)), 0.0
+    for j in range(d):
+        s = f * B[j, j]
+        for p in range(j):
+            s -= L[j, p] * L[j, p]
+        L[j, j] = math.sqrt(s)
+        logdet += 2.0 * math.log(L[j, j])
+        for i in range(j + 1, d):
+            s = f * B[i, j]
+            for p in range(j):
+                s -= L[i, p] * L[j, p]
+            L[i, j] = s / L[j, j]
+    for j in range(d):
+        W[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, d):
+            s = 0.0
+            for p in range(j, i):
+                s += L[i, p] * W[p, j]
+            W[i, j] = -s / L[i, i]
+    return L, W, logdet
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 9, 64])
+def test_cholesky_and_triangular_inverse_match_numpy_and_the_textbook_floats(d, rng):
+    """cholesky (C = Lᵀ, reading B's upper triangle) and tri_inverse (W = L⁻¹, reading C's upper
+    triangle) equal numpy's factor, inverse and log-determinant, and the textbook floats bit for bit."""
+    A = rng.normal(size=(d, d + 2)) * rng.gamma(1.0, size=(d, 1))
+    B = A @ A.T + 0.1 * np.eye(d)
+    B = 0.5 * (B + B.T)
+    f = 0.37
+    L, W, logdet = textbook_cholesky_inverse(B, f)
+    Bu = np.where(np.tri(d, dtype=bool).T, B, np.nan)
+    C, Wk = np.full((d, d), np.nan), np.full((d, d), np.nan)
+    got = kern.cholesky(Bu, f, C)
+    kern.tri_inverse(C, Wk)                      # C below its diagonal is still NaN
+    assert got == logdet and np.array_equal(np.triu(C).T, L) and np.array_equal(Wk, W)
+    np.testing.assert_allclose(L, np.linalg.cholesky(f * B), rtol=1e-12, atol=1e-12 * np.abs(L).max())
+    np.testing.assert_allclose(Wk, np.linalg.inv(L), rtol=1e-10, atol=1e-10 * np.abs(W).max())
+    np.testing.assert_allclose(got, np.linalg.slogdet(f * B)[1], rtol=1e-12)
 
 
 @pytest.mark.parametrize("d", [1, 3, 64])

@@ -29,7 +29,15 @@ rank one, so the cache is recomputed (:func:`refresh`, O(d³)), lazily: :func:`a
 stale (aux[k, 1] = ``STALE``) and :func:`log_pred_row` refreshes the stale clusters before it
 scores.  The refresh reads only the statistics, so the scores are the floats of a refresh after
 every update, at one refresh per cluster and scored row instead of one per update (an EP step
-removes a row from its clusters and adds it back: two updates of the same clusters).
+removes a row from its clusters and adds it back: two updates of the same clusters).  A floored
+refresh factors three matrices, Λ_n + nQ and Λ_n + (n+1)Q (the determinants of the correction)
+and Σ = f(Λ_n + (n+1)Q), and inverts the last factor: four times d³/6 multiply-adds, most of a
+floored fit's time.
+
+:func:`cholesky` and :func:`tri_inverse` take every sum in the textbook order (increasing p: the
+floats of row-by-row dot products) but for a whole column of L (row of W) at once, four terms a
+pass over contiguous rows of Lᵀ (W), so that the loops vectorise (d = 64: a floored refresh
+0.12 → 0.05 ms, the same floats).
 
 Updates in O(d²).  Adding weight w of x (w < 0 removes; fractional in ADF/EP) changes Λ_n by
 a rank one term, Λ_{n+w} = Λ_n + c v vᵀ with v = x − μ_n (the old mean) and
@@ -95,28 +103,71 @@ def floored(q):
 
 
 @numba.njit(nogil=True, cache=True)
-def cholesky(B, f, A):
-    """A = chol(f B) (lower, written into A; B symmetric, its lower triangle read); returns log|f B|."""
+def cholesky(B, f, C):
+    """C = Lᵀ for L = chol(f B) (upper: C[p, i] = L_ip; B symmetric, its upper triangle read, by
+    rows); returns log|f B|.  L_ij = (f B_ij − Σ_{p<j} L_ip L_jp)/L_jj (L_jj² for i = j), each sum
+    taken in increasing p as in the textbook dot products: column j for every i ≥ j at once, four
+    p a pass, over contiguous rows of C (vectorised; views from 0 so that LLVM sees unit strides)."""
     d = B.shape[0]
+    s = np.empty(d)
     logdet = 0.0
     for j in range(d):
-        s = f * B[j, j]
-        for p in range(j):
-            s -= A[j, p] * A[j, p]
-        A[j, j] = math.sqrt(s)
-        logdet += 2.0 * math.log(A[j, j])
+        for i in range(j, d):
+            s[i] = f * B[j, i]
+        sj = s[j:]
+        p = 0
+        while p + 4 <= j:
+            a0, a1, a2, a3 = C[p, j], C[p + 1, j], C[p + 2, j], C[p + 3, j]
+            c0, c1, c2, c3 = C[p, j:], C[p + 1, j:], C[p + 2, j:], C[p + 3, j:]
+            for i in range(d - j):
+                sj[i] = (((sj[i] - c0[i] * a0) - c1[i] * a1) - c2[i] * a2) - c3[i] * a3
+            p += 4
+        for p in range(p, j):
+            a0, c0 = C[p, j], C[p, j:]
+            for i in range(d - j):
+                sj[i] -= c0[i] * a0
+        r = math.sqrt(s[j])
+        C[j, j] = r
+        logdet += 2.0 * math.log(r)
         for i in range(j + 1, d):
-            s = f * B[i, j]
-            for p in range(j):
-                s -= A[i, p] * A[j, p]
-            A[i, j] = s / A[j, j]
+            C[j, i] = s[i] / r
     return logdet
+
+
+@numba.njit(nogil=True, cache=True)
+def tri_inverse(C, W):
+    """W = L⁻¹ (lower, written into W) for C = Lᵀ: W_ii = 1/L_ii, W_ij = −(Σ_{j≤p<i} L_ip W_pj)/L_ii,
+    each sum taken in increasing p: row i for every j < i at once, four rows p of W a pass."""
+    d = C.shape[0]
+    t = np.empty(d)
+    W[:, :] = 0.0
+    for i in range(d):
+        t[:i] = 0.0
+        p = 0
+        while p + 4 <= i:
+            a0, a1, a2, a3 = C[p, i], C[p + 1, i], C[p + 2, i], C[p + 3, i]
+            w0, w1, w2, w3 = W[p], W[p + 1], W[p + 2], W[p + 3]
+            for j in range(p + 1):
+                t[j] = (((t[j] + a0 * w0[j]) + a1 * w1[j]) + a2 * w2[j]) + a3 * w3[j]
+            for j in range(p + 1, p + 4):       # the terms p' ≥ j of the block's last three columns
+                for q in range(j, p + 4):
+                    t[j] += C[q, i] * W[q, j]
+            p += 4
+        for p in range(p, i):
+            a0, w0 = C[p, i], W[p]
+            for j in range(p + 1):
+                t[j] += a0 * w0[j]
+        r = C[i, i]
+        for j in range(i):
+            W[i, j] = -t[j] / r
+        W[i, i] = 1.0 / r
 
 
 @numba.njit(nogil=True, cache=True)
 def refresh(hyper, state, k):
     """Recompute the cached predictive (W, Wmu, cst, dof, aux) of cluster k from its statistics
-    (O(d³)): Cholesky of Σ = f Λ_n (Λ_n + (n+1)Q with a floor) and its triangular inverse."""
+    (O(d³)): Cholesky of Σ = f Λ_n (Λ_n + (n+1)Q with a floor, after the Choleskys of Λ_n + nQ and
+    Λ_n + (n+1)Q for the correction in ``cst``) and its triangular inverse W."""
     mu0, Lambda0, scal, q = hyper
     n, sx, sxx, W, Wmu, cst, dof, aux = state
     d = mu0.shape[0]
@@ -124,31 +175,22 @@ def refresh(hyper, state, k):
     df = scal[1] + n[k] - d + 1.0
     m = sx[k] / kn                      # μ_n − μ0
     f = (kn + 1.0) / (kn * df)
-    B = np.empty((d, d))                # Λ_n (lower triangle)
-    for j in range(d):
-        for i in range(j, d):
-            B[i, j] = Lambda0[i, j] + sxx[k, i, j] - kn * m[i] * m[j]
+    B = np.empty((d, d))                # Λ_n: B[j, i] = (Λ_n)_ij for i ≥ j (upper triangle)
+    for i in range(d):
+        for j in range(i + 1):
+            B[j, i] = Lambda0[i, j] + sxx[k, i, j] - kn * m[i] * m[j]
     correction = 0.0
-    A = np.empty((d, d))
+    C = np.empty((d, d))
     if floored(q):                      # ν_n/2 (log|Λ_n + nQ| − log|Λ_n + (n+1)Q|)
         for j in range(d):
             B[j, j] += n[k] * q[j]
-        correction = 0.5 * (scal[1] + n[k]) * cholesky(B, 1.0, A)
+        correction = 0.5 * (scal[1] + n[k]) * cholesky(B, 1.0, C)
         for j in range(d):
             B[j, j] += q[j]
-        correction -= 0.5 * (scal[1] + n[k]) * cholesky(B, 1.0, A)
-    # Cholesky (lower) of Σ = f B, in place in A
-    logdet = cholesky(B, f, A)
-    # W = A^{-1}, lower triangular
+        correction -= 0.5 * (scal[1] + n[k]) * cholesky(B, 1.0, C)
+    logdet = cholesky(B, f, C)          # Σ = f B = L Lᵀ
     Wk = W[k]
-    Wk[:, :] = 0.0
-    for j in range(d):
-        Wk[j, j] = 1.0 / A[j, j]
-        for i in range(j + 1, d):
-            s = 0.0
-            for p in range(j, i):
-                s += A[i, p] * Wk[p, j]
-            Wk[i, j] = -s / A[i, i]
+    tri_inverse(C, Wk)                  # W = L⁻¹
     for i in range(d):
         s = 0.0
         for j in range(i + 1):
@@ -163,13 +205,37 @@ def refresh(hyper, state, k):
 
 @numba.njit(nogil=True, cache=True)
 def score_row(x, state, nslots, out):
-    """out[k] = log f_k(x) for the first ``nslots`` clusters of ``state`` (z = Wx − Wμ_n)."""
+    """out[k] = log f_k(x) for the first ``nslots`` clusters of ``state``: q = Σ_i z_i² with
+    z = Wx − Wμ_n, z_i = −(Wμ_n)_i + Σ_{j≤i} W_ij x_j summed in increasing j, four rows i at once
+    (independent sums)."""
     W, Wmu, cst, dof = state[3], state[4], state[5], state[6]
     d = x.shape[0]
     for k in range(nslots):
         Wk = W[k]
         q = 0.0
-        for i in range(d):
+        i = 0
+        while i + 4 <= d:
+            w0, w1, w2, w3 = Wk[i], Wk[i + 1], Wk[i + 2], Wk[i + 3]
+            z0, z1, z2, z3 = -Wmu[k, i], -Wmu[k, i + 1], -Wmu[k, i + 2], -Wmu[k, i + 3]
+            for j in range(i + 1):
+                xj = x[j]
+                z0 += w0[j] * xj
+                z1 += w1[j] * xj
+                z2 += w2[j] * xj
+                z3 += w3[j] * xj
+            x1, x2, x3 = x[i + 1], x[i + 2], x[i + 3]
+            z1 += w1[i + 1] * x1
+            z2 += w2[i + 1] * x1
+            z2 += w2[i + 2] * x2
+            z3 += w3[i + 1] * x1
+            z3 += w3[i + 2] * x2
+            z3 += w3[i + 3] * x3
+            q += z0 * z0
+            q += z1 * z1
+            q += z2 * z2
+            q += z3 * z3
+            i += 4
+        for i in range(i, d):
             z = -Wmu[k, i]
             for j in range(i + 1):
                 z += Wk[i, j] * x[j]
