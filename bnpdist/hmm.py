@@ -25,7 +25,7 @@ from .inference.ihmm import transitions
 from .inference.labels import remap_labels
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
-from .obs.quantised import smallest_gaps
+from .obs.quantised import smallest_gaps, value_range
 from .params import Estimator
 from .persist import check_params, read_model, write_model
 from .priors import HDP, Gamma, prior_from_dict
@@ -54,7 +54,8 @@ def _summary(block) -> DataSummary:
                            mean_length=float(block.data.sum()) / max(block.n_rows, 1))
     X = np.asarray(block)
     cov = np.cov(X.T).reshape(X.shape[1], X.shape[1]) if len(X) > 1 else None
-    return DataSummary(len(X), X.shape[1], "dense", X.mean(axis=0), cov, gaps=smallest_gaps(X))
+    lo, hi = value_range(X)
+    return DataSummary(len(X), X.shape[1], "dense", X.mean(axis=0), cov, gaps=smallest_gaps(X), spans=hi - lo)
 
 
 class BNPHMM(Estimator):

@@ -238,6 +238,7 @@ class _Search:
     def __init__(self, engine, sub, family, prior, start: dict, *, epsilon, merge_threshold, seed,
                  evidence: bool, template=None, summary=None, fitted=None):
         self.engine, self.family, self.prior, self.start = engine, family, prior, start
+        self.max_c = max_cov_fraction(getattr(family, "floor", None), summary)
         self.data = engine.partitions(sub, n_partitions=1)
         n = n_rows(sub)
         self.evidence, self.epsilon = evidence, epsilon
@@ -268,13 +269,13 @@ class _Search:
 
     def allowed(self, name: str, j: int) -> bool:
         """Whether grid position j of a log coordinate is searched (the within-cluster fraction
-        stays in [MIN_COV_FRACTION, :func:`~bnpdist.obs.gaussian.max_cov_fraction`]; bag-of-words
-        in :data:`TEXT_RANGES`)."""
+        stays in [MIN_COV_FRACTION, :func:`~bnpdist.obs.gaussian.max_cov_fraction` of the family's
+        floor and the data summary]; bag-of-words in :data:`TEXT_RANGES`)."""
         lo, hi = self.ranges.get(name, (None, None))
         if (lo is not None and j < lo) or (hi is not None and j > hi):
             return False
         return (name != "obs.cov_fraction"
-                or MIN_COV_FRACTION <= self.start[name] * 2.0 ** j <= max_cov_fraction(getattr(self.family, "floor", None)))
+                or MIN_COV_FRACTION <= self.start[name] * 2.0 ** j <= self.max_c)
 
     def best(self, candidates: list) -> dict:
         candidates = [c for c in candidates if all(self.allowed(k, j) for k, j in c.items())]

@@ -412,7 +412,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         else:
             mean = s / n
             cov = (ss - n * np.outer(mean, mean)) / max(n - 1, 1)
-            summary = DataSummary(int(n), data.n_features, "dense", mean, cov, gaps=None if grid is None else grid[0])
+            gaps, spans = (None, None) if grid is None else (grid[0], grid[1][1] - grid[1][0])
+            summary = DataSummary(int(n), data.n_features, "dense", mean, cov, gaps=gaps, spans=spans)
         self.columns_ = keep = span_columns(obs, summary)
         self.lift_ = None if keep is None else Lift.of(summary.mean, summary.cov, keep)
         if keep is not None:

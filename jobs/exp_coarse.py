@@ -67,6 +67,13 @@ def _survey(seed):
     return 1.0 + np.searchsorted([-1.5, -0.5, 0.5, 1.5], z.ravel()).reshape(600, 12), y
 
 
+def _likert6(seed):
+    """600 answers to 6 Likert items 1–5: 4 classes, each one step above the last, noise sd 1."""
+    rng = np.random.default_rng(7000 + seed)
+    y = rng.integers(0, 4, 600)
+    return np.clip(np.round(1.5 + y[:, None] + rng.normal(0, 1.0, (600, 6))), 1, 5), y
+
+
 def _blobs_q(seed):
     ls = LEAGUE["blobs"].load(seed)
     return np.round(ls.X), ls.labels
@@ -84,6 +91,7 @@ SETS = {
     "wine-q5": _wine_column0(lambda x: np.searchsorted(np.quantile(x, [0.2, 0.4, 0.6, 0.8]), x, side="right") * 1.0),
     "blobs-class-5": _blobs_plus(lambda y, rng: np.clip(np.round(y + rng.normal(0, 0.6, len(y))), 0, 4), 3000),
     "survey": _survey,
+    "likert6": _likert6,
     "blobs-q": _blobs_q,
     "blobs-d60": lambda seed: make_blobs(600, 60, centers=4, random_state=seed),
     "blobs-spike": _blobs_plus(lambda y, rng: _spike(np.full(len(y), 0.15), rng), 5000),

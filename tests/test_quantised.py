@@ -10,7 +10,7 @@ from bnpdist.algorithms.splits import cuts_for
 from bnpdist.kernels import gaussian as kern
 from bnpdist.obs.gaussian import (COV_FRACTION, FLOORED_FULL_MAX_D, FLOORED_MAX_COV_FRACTION, FULL_MAX_D, KAPPA0,
                                   MAX_COV_FRACTION, default_kappa0, full_max_d, max_cov_fraction)
-from bnpdist.obs.quantised import (COARSE, add_ranges, binary, coarse, dequantisation_floor, smallest_gaps,
+from bnpdist.obs.quantised import (COARSE, FINE_LEVELS, add_ranges, binary, coarse, dequantisation_floor, fine_grid, smallest_gaps,
                                    value_range)
 from bnpdist.obs.span import span_columns
 
@@ -95,8 +95,9 @@ def test_partitions_reduce_the_gaps_by_their_minimum_and_the_floor_is_saved(tmp_
 
 
 def _summary(X):
+    lo, hi = value_range(X)
     return DataSummary(len(X), X.shape[1], "dense", X.mean(0), np.cov(X.T).reshape(X.shape[1], -1),
-                       gaps=smallest_gaps(X))
+                       gaps=smallest_gaps(X), spans=hi - lo)
 
 
 def _spikes(rng, n, d):
@@ -196,9 +197,32 @@ def test_a_floored_family_ties_kappa0_to_c_and_is_searched_further(covariance):
         assert on.kappa0 == pytest.approx(KAPPA0 * c / COV_FRACTION) and off.kappa0 == KAPPA0
         assert Gaussian(covariance=covariance, kappa0=0.5, floor="resolution").resolve(summary, c).kappa0 == 0.5
     assert default_kappa0(np.zeros(2), 12.8) == KAPPA0 == default_kappa0(None, 12.8)
-    assert max_cov_fraction(on.floor) == FLOORED_MAX_COV_FRACTION and max_cov_fraction(None) == MAX_COV_FRACTION
+    assert max_cov_fraction(None, summary) == MAX_COV_FRACTION == max_cov_fraction(on.floor)   # spans unknown
     assert cuts_for("auto", on) == "refined" and cuts_for("auto", off) == "principal"
     assert cuts_for("principal", on) == "principal" and cuts_for(None, on) is None
+
+
+def test_the_ceiling_of_c_rises_only_for_a_coarse_column_of_many_levels():
+    """max_cov_fraction: FLOORED_MAX_COV_FRACTION for a floored family on data with a coarse
+    column of at least FINE_LEVELS levels (mostly-0 spikes of 17 levels), MAX_COV_FRACTION for
+    coarse columns of a few levels (Likert, 0/1, a 10-level code), for continuous data and unfloored."""
+    assert FINE_LEVELS == 11 and 1 / (FINE_LEVELS ** 2 - 1) <= COARSE < 1 / ((FINE_LEVELS - 1) ** 2 - 1)
+    var_edge = 1.0 / 12 / COARSE
+    assert fine_grid([1.0, 1e-6], [FINE_LEVELS - 1.0, 1.0], [0.9 * var_edge, 1.0])
+    assert not fine_grid([1.0, 1e-6], [FINE_LEVELS - 2.0, 1.0], [0.9 * var_edge, 1.0])   # 10 levels: a code
+    assert not fine_grid([1.0, 1e-6], [FINE_LEVELS - 1.0, 1.0], [1.1 * var_edge, 1.0])   # not coarse
+    rng = np.random.default_rng(3)
+    fine = rng.normal(0, 1, (200, 2))
+    likert = rng.integers(1, 6, (200, 2)).astype(float)
+    code = rng.integers(0, 10, (200, 1)).astype(float)
+    for X, lifted in ((_spikes(rng, 200, 2), True), (np.c_[fine, _spikes(rng, 200, 1)], True), (likert, False),
+                      (np.c_[fine, likert[:, :1]], False), (np.c_[fine, rng.integers(0, 2, (200, 1))], False),
+                      (np.c_[fine, code], False), (fine, False)):
+        summary = _summary(X)
+        floor = Gaussian().resolve(summary).floor
+        assert floor is not None or not lifted
+        assert max_cov_fraction(floor, summary) == (FLOORED_MAX_COV_FRACTION if lifted else MAX_COV_FRACTION)
+        assert max_cov_fraction(None, summary) == MAX_COV_FRACTION
 
 
 def test_the_coarse_job_floors_every_set_with_a_coarse_column(capsys):

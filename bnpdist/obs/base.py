@@ -293,3 +293,4 @@ class DataSummary:
     cov: np.ndarray | None = None   # dense: (d, d) covariance
     mean_length: float | None = None  # csr: mean tokens per row
     gaps: np.ndarray | None = None  # dense: (d,) smallest gap between a column's values (obs.quantised)
+    spans: np.ndarray | None = None  # dense: (d,) largest minus smallest value of a column (obs.quantised)

@@ -9,7 +9,7 @@ from scipy.special import gammaln
 
 from ..kernels import gaussian as kern
 from .base import DataSummary, ObsFamily, SuffStats
-from .quantised import coarse, dequantisation_floor
+from .quantised import coarse, dequantisation_floor, fine_grid
 from .registry import family_class
 
 #: resolve() defaults: κ0, ν0 − d, the within-cluster fraction c (E[Σ] = c·C of the data
@@ -28,8 +28,9 @@ MIN_COV_FRACTION, MAX_COV_FRACTION = 0.01, 0.8
 #: a floored family's ceiling of c.  The floor keeps a cluster's covariance from collapsing onto
 #: the grid, and the evidence of coarse data then peaks past 0.8: raw digits' labels score best
 #: near c = 12.8 (full covariance, docs/QUALITY.md), where E[Σ] = 12.8·C with ν0 = d + 2 is a
-#: vague prior on Σ; beyond 0.8 c is searched only with a floor (the unfloored evidence of
-#: standardised wine and breast cancer rises towards few clusters there)
+#: vague prior on Σ; beyond 0.8 c is searched only with a floor on a column of many levels
+#: (:func:`max_cov_fraction`; the unfloored evidence of standardised wine and breast cancer, and
+#: the floored one of few-level columns, rise towards few clusters there)
 FLOORED_MAX_COV_FRACTION = 51.2
 #: the covariance structures: "full" (Normal–Inverse-Wishart) or "diag" (independent
 #: Normal–Gamma per dimension, :class:`~bnpdist.obs.gaussian_diag.DiagGaussian`)
@@ -131,10 +132,13 @@ def full_max_d(floor) -> int:
     return FLOORED_FULL_MAX_D if is_floored(floor) else FULL_MAX_D
 
 
-def max_cov_fraction(floor) -> float:
-    """The search's ceiling of c for a resolved ``floor``: :data:`FLOORED_MAX_COV_FRACTION` when it
-    is floored, else :data:`MAX_COV_FRACTION`."""
-    return FLOORED_MAX_COV_FRACTION if is_floored(floor) else MAX_COV_FRACTION
+def max_cov_fraction(floor, summary: DataSummary | None = None) -> float:
+    """The search's ceiling of c for a resolved ``floor`` and the data ``summary``:
+    :data:`FLOORED_MAX_COV_FRACTION` when it is floored and some coarse column has many levels
+    (:func:`~bnpdist.obs.quantised.fine_grid`: raw pixels), else :data:`MAX_COV_FRACTION`."""
+    fine = (summary is not None and summary.gaps is not None and summary.spans is not None
+            and summary.cov is not None and fine_grid(summary.gaps, summary.spans, np.diag(summary.cov)))
+    return FLOORED_MAX_COV_FRACTION if is_floored(floor) and fine else MAX_COV_FRACTION
 
 
 def dequantised_cov(cov, floor, d: int):
@@ -175,7 +179,8 @@ class Gaussian(ObsFamily):
     coarse — some column has q_j above 1% of its variance (:func:`~bnpdist.obs.quantised.coarse`:
     raw pixels, mostly 0; indicators, Likert items and other codes of a few levels) — else none;
     None is no floor.  A floored family's κ0 follows c (:func:`default_kappa0`), its search extends c to
-    :data:`FLOORED_MAX_COV_FRACTION`, a full covariance is its default up to
+    :data:`FLOORED_MAX_COV_FRACTION` where a coarse column has many levels (:func:`max_cov_fraction`),
+    a full covariance is its default up to
     :data:`FLOORED_FULL_MAX_D` columns and ``BNPMixture``'s default split cuts are "refined".
     ``covariance="diag"``
     builds the diagonal-covariance family instead (independent Normal–Gamma per dimension,

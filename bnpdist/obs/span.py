@@ -95,7 +95,8 @@ def span_columns(family, summary: DataSummary) -> np.ndarray | None:
 def restricted(summary: DataSummary, keep: np.ndarray) -> DataSummary:
     """``summary`` of the columns ``keep`` (d,) bool only."""
     return replace(summary, n_features=int(keep.sum()), mean=summary.mean[keep],
-                   cov=summary.cov[np.ix_(keep, keep)], gaps=None if summary.gaps is None else summary.gaps[keep])
+                   cov=summary.cov[np.ix_(keep, keep)], gaps=None if summary.gaps is None else summary.gaps[keep],
+                   spans=None if summary.spans is None else summary.spans[keep])
 
 
 @dataclass(frozen=True)
