@@ -13,6 +13,7 @@ import errno
 import logging
 import os
 import sys
+import warnings
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -282,6 +283,14 @@ def cli(debug):
       bnpdist demo --out out/demo                    # end-to-end demo on bundled data
     Run `bnpdist COMMAND --help` for the flags of each command.
     """
+    from .distributed.logs import quiet_dask_loggers
+    quiet_dask_loggers()
+    warnings.showwarning = _warning_line
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    """A Python warning on the console as one line, ``warning: MESSAGE`` (no source file or line)."""
+    click.echo(f"warning: {message}", err=True)
 
 
 @cli.command(context_settings=CONTEXT)

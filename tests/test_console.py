@@ -59,6 +59,19 @@ def _stderr_of(*args) -> str:
     return proc.stderr
 
 
+def test_fit_prints_a_warning_as_one_line_and_quiets_dask(bars_folder, tmp_path):
+    """Every command quiets Dask's loggers below WARNING (its shutdown logs "Batched Comm Closed"
+    with a traceback at INFO, now and then) and prints a Python warning as one line."""
+    err = _stderr_of("fit", bars_folder, "--out", tmp_path / "m", "--n-workers", "1", "--algorithm", "ep",
+                     "--n-iter", "2", "--hyperparameters", "fixed")
+    assert "warning: EP did not reach tol=0.0001 in n_iter=2 passes" in err.splitlines(), err
+    assert ".py:" not in err and "Traceback" not in err and " - INFO - " not in err, err
+    import logging
+    logging.getLogger("distributed").setLevel(logging.INFO)
+    assert invoke("generate", "--help").exit_code == 0
+    assert logging.getLogger("distributed").level == logging.WARNING
+
+
 def test_no_dask_info_lines_in_the_console(bars_folder, tmp_path):
     common = ["--settle", "0", "--n-workers", "1", "--hyperparameters", "fixed"]
     for args in (["stream", "--watch", bars_folder, "--model", tmp_path / "s", "--once", "--algorithm", "adf"],
