@@ -65,11 +65,13 @@ def test_fit_prints_a_warning_as_one_line_and_quiets_dask(bars_folder, tmp_path)
     err = _stderr_of("fit", bars_folder, "--out", tmp_path / "m", "--n-workers", "1", "--algorithm", "ep",
                      "--n-iter", "2", "--hyperparameters", "fixed")
     assert "warning: EP did not reach tol=0.0001 in n_iter=2 passes" in err.splitlines(), err
-    assert ".py:" not in err and "Traceback" not in err and " - INFO - " not in err, err
+    assert ".py:" not in err and "Traceback" not in err and " - INFO - " not in err and "bokeh" not in err, err
     import logging
     logging.getLogger("distributed").setLevel(logging.INFO)
+    logging.getLogger("bokeh").setLevel(logging.ERROR)
     assert invoke("generate", "--help").exit_code == 0
-    assert logging.getLogger("distributed").level == logging.WARNING
+    assert logging.getLogger("distributed").level == logging.WARNING          # raised
+    assert logging.getLogger("bokeh").level == logging.ERROR                  # never lowered
 
 
 def test_no_dask_info_lines_in_the_console(bars_folder, tmp_path):

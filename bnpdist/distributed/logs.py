@@ -20,9 +20,12 @@ _QUIET = _QuietCorpusErrors()
 
 
 def quiet_dask_loggers(level: int = logging.WARNING) -> None:
-    """Dask's loggers (:data:`DASK_LOGGERS`) only from ``level``."""
+    """Dask's loggers (:data:`DASK_LOGGERS`) only from ``level``, or from the higher level they have
+    (Dask's configuration keeps bokeh's from ERROR: its warning that the dashboard's host wildcard
+    admits any host is not the user's concern)."""
     for name in DASK_LOGGERS:
-        logging.getLogger(name).setLevel(level)
+        logger = logging.getLogger(name)
+        logger.setLevel(max(level, logger.getEffectiveLevel()))
 
 
 def drop_worker_corpus_errors() -> None:
