@@ -146,6 +146,11 @@ def _broken_part(block, seed, lift: Lift, keep: np.ndarray) -> np.ndarray:
     return lift.broken(np.asarray(as_block(block)), keep)
 
 
+def _binary_part(block, seed) -> bool:
+    """Whether every value of one dense partition is 0 or 1."""
+    return bool(np.isin(np.asarray(as_block(block)), (0.0, 1.0)).all())
+
+
 def _renumber(labels: np.ndarray, remap: np.ndarray) -> np.ndarray:
     """Labels through a merge stage's map from old to new cluster indices (−1: dropped)."""
     return np.where(labels >= 0, remap[np.maximum(labels, 0)], -1) if len(labels) else labels
@@ -745,7 +750,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         or score as soft evidence."""
         if self.obs is not None or not isinstance(self.obs_, Bernoulli):
             return
-        if not binary(*engine.reduce(engine.map(_moments, data, True, key="moments"), _add_moments)[4]):
+        if not engine.reduce(engine.map(_binary_part, data, key="binary"), np.logical_and):
             raise ValueError("partial_fit: obs=None resolved to Bernoulli (every value seen was 0 or 1), but this "
                              "batch holds other values; fit on all the rows, or set obs (e.g. Gaussian()) "
                              "before the first batch")

@@ -35,7 +35,6 @@ from __future__ import annotations
 from functools import reduce
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..obs.base import SuffStats
 from ..obs.gaussian import is_floored
@@ -94,16 +93,26 @@ def principal_axes(cov: np.ndarray, n_axes: int) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(vecs[:, :, ::-1][:, :, :min(n_axes, vecs.shape[-1])], 2, 0))
 
 
+def _row_groups(labels: np.ndarray):
+    """(k, the rows of cluster k) for each cluster that holds rows of ``labels``, grouped by one
+    stable argsort (not a ``labels == k`` scan per cluster)."""
+    order = np.argsort(labels, kind="stable")
+    ks, starts = np.unique(labels[order], return_index=True)
+    return list(zip(ks, np.split(order, starts[1:])))
+
+
 def _moments_part(block, seed, labels, K: int, full: bool) -> SuffStats:
     """One partition's n_k, Σx and Σxxᵀ (``full``; else Σx², the diagonal) of each cluster k of
     its rows' hard ``labels``."""
     X = np.asarray(block, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
-    onehot = sp.csr_matrix((np.ones(len(labels)), (np.arange(len(labels)), labels)), shape=(len(labels), K)).T
-    sxx = (np.stack([X[labels == k].T @ X[labels == k] for k in range(K)]) if full
-           else np.asarray(onehot @ X ** 2))
-    return SuffStats("moments", {"n": np.bincount(labels, minlength=K).astype(np.float64),
-                                 "sx": np.asarray(onehot @ X), "sxx": sxx.reshape(K, -1)})
+    d = X.shape[1]
+    sx, sxx = np.zeros((K, d)), np.zeros((K, d * d if full else d))
+    for k, rows in _row_groups(labels):
+        Xk = X[rows]
+        sx[k] = Xk.sum(axis=0)
+        sxx[k] = (Xk.T @ Xk).ravel() if full else (Xk ** 2).sum(axis=0)
+    return SuffStats("moments", {"n": np.bincount(labels, minlength=K).astype(np.float64), "sx": sx, "sxx": sxx})
 
 
 def cut_axes(engine, data, family, stats: SuffStats, labels, n_axes: int):
@@ -152,9 +161,7 @@ def _refine_part(block, seed, labels, family, halves: SuffStats, K: int) -> Suff
     with np.errstate(divide="ignore"):
         logn = np.log(halves.n)
     K2 = 2 * K
-    order = np.argsort(labels, kind="stable")            # each cluster's rows, grouped once
-    ks, starts = np.unique(labels[order], return_index=True)
-    groups = [(k, rows, X[rows]) for k, rows in zip(ks, np.split(order, starts[1:]))]
+    groups = [(k, rows, X[rows]) for k, rows in _row_groups(labels)]
     out = []
     for a in range(halves.K // K2):
         side = np.zeros(len(X), dtype=np.int64)
