@@ -16,7 +16,10 @@ these criteria:
   within :data:`TIE_NATS` of the best tie (a log Bayes factor below 3, "positive" at most on the
   scale of Kass & Raftery 1995).  The held-out density after one ADF pass (below) preferred
   over-split models on dense data (make_blobs K 7–38, iris K 16) and cannot compare the
-  covariance structures, whose evidence can.
+  covariance structures, whose evidence can.  The one-pass score can point far from where the
+  full fit (EP, split rounds, row moves) ends, so ``BNPMixture`` (EP) also fits the chosen θ's
+  :func:`_neighbours` (``record["neighbours"]``) on all the rows and keeps the final fit of
+  highest log joint when it leads by more than :data:`TIE_NATS` (``BNPMixture._choose_by_fit``).
 * **held-out** (count families): the mean held-out log predictive per row of **one ADF pass**,
   cross-fitted over :data:`FOLDS` folds (ADF on the other folds, scored on the fold, so every row
   of the subsample is held out once); a candidate ties with the best when the best's mean paired
@@ -349,6 +352,20 @@ def _coordinates(s: _Search, pos: dict, names: list) -> dict:
     return pos
 
 
+def _neighbours(s: _Search, pos: dict) -> list:
+    """The grid positions one step from the chosen Gaussian ``pos``: the within-cluster fraction
+    c/2 and 2c of the same covariance structure, and the other structure at c (when the search
+    chose the structure), inside the search's range."""
+    if "obs.cov_fraction" not in pos:
+        return []
+    c = pos["obs.cov_fraction"]
+    out = [{**pos, "obs.cov_fraction": c + d} for d in (-1, 1) if s.allowed("obs.cov_fraction", c + d)]
+    if "obs.covariance" in pos:
+        out += [{**pos, "obs.covariance": j} for j in range(len(s.start["obs.covariance"]))
+                if j != pos["obs.covariance"]]
+    return out
+
+
 def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold, seed: int,
            template=None, summary=None, fitted=None):
     """Choose the ``free`` hyperparameters (:func:`free_coordinates`); returns
@@ -381,6 +398,7 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     family, prior = build(family, prior, chosen, template, summary)
     record.update(subsample=n_rows(sub), n_train=s.n_train, chosen=chosen, score=s.scores[_key(pos)],
                   default_score=s.scores[_key(default)],
+                  neighbours=[s.values(p) for p in _neighbours(s, pos) if fitted is None],
                   candidates=[{"values": v, "score": sc} for v, sc in s.tried],
                   seconds=time.perf_counter() - tic, cpu_seconds=time.process_time() - cpu)
     return family, prior, record

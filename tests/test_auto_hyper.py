@@ -214,3 +214,32 @@ def test_bnphmm_auto_keeps_states_the_mixture_search_merged():
         paths.append(np.array(z))
     est = BNPHMM(n_iter=100, random_state=1).fit(seqs)
     assert est.n_states_ == K and nmi(np.concatenate(paths), np.concatenate(est.labels_)) > 0.95
+
+
+def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
+    """The search scores θ after one ADF pass over a subsample; the fit keeps, of the chosen θ
+    and its neighbours (c/2, 2c, the other structure at c), the final fit of highest log joint
+    when it leads by more than TIE_NATS.  On make_classification with 10 informative columns
+    the search's full c 0.8 ends at K 2 (NMI ~0.35): c 0.4 ends near the classes."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(1200, 20, n_informative=10, n_redundant=4, n_classes=6, n_clusters_per_class=1,
+                               class_sep=1.0, random_state=3)
+    est = BNPMixture(random_state=0).fit(X)
+    rec = est.hyper_search_
+    assert rec["search_choice"] in [c["values"] for c in rec["candidates"]]
+    refits = {tuple(sorted(f["values"].items())): f["log_joint"] for f in rec["refits"]}
+    assert len(refits) == 1 + len(rec["neighbours"]) >= 3
+    searched = refits[tuple(sorted(rec["search_choice"].items()))]
+    best = max(refits.values())
+    assert rec["chosen"] != rec["search_choice"] and refits[tuple(sorted(rec["chosen"].items()))] == best
+    assert best > searched + hyper.TIE_NATS
+    # the kept fit is that θ's: its family, its partition's log joint, its own history
+    assert est.obs_.covariance == rec["chosen"]["obs.covariance"]
+    fitted = X[:, est.columns_]      # the 4 redundant columns are dropped (exact linear combinations)
+    assert partition_log_joint(est.obs_, est.prior_, fitted, est.labels_) == pytest.approx(best, abs=1e-6)
+    assert np.array_equal(est.predict(X), est.labels_) and est.history_[-1]["n_clusters"] == est.n_clusters_
+    assert nmi(y, est.labels_) >= 0.85
+    # the structure given: its neighbours are c/2 and 2c only
+    full = BNPMixture(obs=Gaussian(covariance="full"), random_state=0).fit(X).hyper_search_
+    assert {v["obs.cov_fraction"] / full["search_choice"]["obs.cov_fraction"] for v in full["neighbours"]} <= {0.5, 2.0}
+    assert all(set(v) == {"obs.cov_fraction"} for v in full["neighbours"])
