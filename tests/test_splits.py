@@ -6,6 +6,7 @@ import pytest
 from sklearn.datasets import make_blobs
 from sklearn.metrics import normalized_mutual_info_score
 
+from bnpdist import hyper
 from bnpdist.algorithms import splits
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.hyper import partition_log_joint
@@ -85,11 +86,13 @@ def test_refined_cuts_find_groups_that_the_principal_axis_cuts_across():
     assert np.allclose(cut["sxx"].sum(0), stats["sxx"].sum(0))
 
 
-def test_refined_splits_recover_the_classes_the_default_fit_lumps(tmp_path):
+def test_refined_splits_recover_the_classes_the_default_fit_lumps(tmp_path, monkeypatch):
     """The league's redundant-d20 (make_classification, 4 classes, 5 exactly redundant of 20
-    columns), seed 0: the default fit ends at K 3 (NMI 0.78; no principal cut raises the log
-    joint, the row moves after one add a cluster: tests/test_refine.py); the refined cuts
-    reach the four classes (NMI 0.94), at a higher log joint."""
+    columns), seed 0, at the search's θ (its neighbours not fitted): the default fit ends at K 3
+    (NMI 0.78; no principal cut raises the log joint, the row moves after one add a cluster:
+    tests/test_refine.py); the refined cuts reach the four classes (NMI 0.94), at a higher log
+    joint.  (With the neighbours, the default keeps full c 0.4: K 4, NMI 0.94.)"""
+    monkeypatch.setattr(hyper, "_neighbours", lambda s, pos: [])
     data = SETS["redundant-d20"].load(0)
     X, y = data.X, data.labels
     default = BNPMixture(random_state=0).fit(X)
