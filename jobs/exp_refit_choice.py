@@ -2,7 +2,7 @@
 structure, within-cluster fraction c) by the log joint of each candidate's *full* fit, instead of by
 one ADF pass on a subsample (:mod:`bnpdist.hyper`), change the default's partitions?
 
-    python jobs/exp_refit_choice.py [--sets iris,classif-i10] [--seeds 0,1,2]
+    python jobs/exp_refit_choice.py [--sets iris,classif-i10] [--seeds 0,1,2] [--kept]
 
 For each set (the quality league's dense sets and :data:`untuned_panel.PANEL`'s) and seed: the
 default fit ``BNPMixture()``, then one fit with θ fixed (``hyperparameters="fixed"``, the default's
@@ -21,6 +21,8 @@ and lead in nats; then the CPU seconds of the default fits and of the refits.  R
 docs/QUALITY.md, "Untuned data" (measured on fee6f11).  The near choice has since become the default
 (``BNPMixture._choose_by_fit``), so on later commits the default already holds it and "near"
 leads it only where the kept fit's own neighbours differ; "all" still bounds what the grid offers.
+``--kept`` prints only the default fits: the search's θ, the θ kept, the lead, NMI, K and CPU s
+(on a commit before the choice: the search's θ twice).
 """
 from __future__ import annotations
 
@@ -88,11 +90,37 @@ def cells(r: dict, key: str) -> str:
     return f"{label(theta)}, {nmi(r['labels'], z):.3f}, K {len(np.unique(z))}{lead}"
 
 
+def kept(name: str, seed: int) -> str:
+    """One row of ``--kept``: the default fit's search choice → the θ it kept, the kept fit's lead
+    over the search choice's fit (nats), NMI, K and CPU seconds."""
+    ls = ALL[name].load(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.process_time()
+        est = BNPMixture(random_state=seed).fit(ls.X)
+        cpu = time.process_time() - t
+    rec = est.hyper_search_
+    fam = lambda v: f"{v.get('obs.covariance', 'diag')} c {v.get('obs.cov_fraction', COV_FRACTION):g}"
+    lj = {fam(f["values"]): f["log_joint"] for f in rec.get("refits", [])}
+    search = rec.get("search_choice", rec["chosen"])
+    lead = f"{lj[fam(rec['chosen'])] - lj[fam(search)]:+.0f}" if lj else ""
+    return (f"| {name} | {seed} | {fam(search)} → {fam(rec['chosen'])} | {lead} | {nmi(ls.labels, est.labels_):.3f} "
+            f"| {est.n_clusters_} | {cpu:.1f} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(ALL))
     ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--kept", action="store_true",
+                    help="only the default fits: the search's θ, the θ kept after its neighbours' fits, NMI, K")
     a = ap.parse_args(argv)
+    if a.kept:
+        print("| set | seed | search's θ → kept θ | lead (nats) | NMI | K | CPU s |\n|---|---|---|---:|---:|---:|---:|")
+        for name in a.sets.split(","):
+            for seed in (int(s) for s in a.seeds.split(",")):
+                print(kept(name, seed), flush=True)
+        return
     cpu = {"default": 0.0, "refits": 0.0}
     print("| set | seed | default: θ, NMI, K | all: θ, NMI, K, lead | near: θ, NMI, K, lead |")
     print("|---|---|---|---|---|")
