@@ -540,8 +540,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             if sampler and self.point_estimate != "last" and config.kept(snap.step):
                 kept.append(snap.label_parts())
             yield snap
-        if self.algorithm == "ep" and self.splits is not None and cuts_apply(family):
-            snap, labels = yield from self._split_rounds(engine, data, family, prior, config, snap)
+        if self.algorithm == "ep" and self.splits is not None:
+            if cuts_apply(family):
+                snap, labels = yield from self._split_rounds(engine, data, family, prior, config, snap)
             if moves_apply(family):
                 snap, labels = yield from self._refine_round(engine, data, family, prior, config, snap, labels)
         return snap, labels, kept

@@ -1,5 +1,6 @@
 """The row moves after EP (:mod:`bnpdist.algorithms.refine`) against the variants not kept, on the
-quality league's dense sets: NMI and K of the default estimator under each variant, and with
+quality league's dense sets (or the untuned panel's, :data:`untuned_panel.PANEL`, named in
+``--sets``): NMI and K of the default estimator under each variant, and with
 ``--stream`` of the league's ``stream`` entrant (``partial_fit`` over 10 batches).
 
     python jobs/exp_refine.py [--sets sizes-100-1,wine] [--seeds 0,1,2] [--stream]
@@ -8,12 +9,14 @@ quality league's dense sets: NMI and K of the default estimator under each varia
 Variants (patched in this process only):
 
 * ``none``: no moves (``REFINE_NATS`` infinite): the default fit before the moves;
-* ``default``: the library's default, one round of moves after a full-covariance fit;
+* ``default``: the library's default, one round of moves after a Gaussian fit (after a
+  diagonal-covariance fit, which has no split rounds, only the candidate of every row moving
+  from the partition: the ``diag-moves`` variant of earlier runs, the default since it gained
+  on sizes-100-1, wine and wine-raw and lost nowhere);
 * ``rounds3``: up to three rounds (as the split rounds repeat), each kept as the default keeps one;
-* ``diag-moves``: also after a diagonal-covariance fit (no split rounds there), only the
-  candidate of every row moving from the partition;
-* ``diag-cuts``: also after a diagonal fit, every candidate (a diagonal cluster's principal
-  axis: its axis of largest variance).
+* ``full-only``: moves after a full-covariance fit only (the default before);
+* ``diag-cuts``: after a diagonal fit, every candidate (a diagonal cluster's principal axis: its
+  axis of largest variance) as after a full one.
 
 Prints one markdown row per set and seed with the variants' NMI and K, then each variant's fit
 CPU seconds in all.  Results: docs/QUALITY.md, "Row moves after EP".
@@ -22,8 +25,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -34,18 +39,13 @@ from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
 from bnpdist.obs.gaussian_diag import DiagGaussian
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from untuned_panel import PANEL  # noqa: E402
+
 DENSE = [s for s, spec in SETS.items() if spec.kind == "dense"]
-VARIANTS = ("none", "default", "rounds3", "diag-moves", "diag-cuts")
-
-
-def _moves_only(engine, data, family, prior, U, labels, K):
-    """:func:`~bnpdist.algorithms.refine.refine` with the one candidate of every row moving."""
-    hard = refine.hard_stats(engine, data, family, labels, K)
-    before = refine.stats_log_joint(family, prior, hard)
-    moved = refine._moved(engine, data, family, prior, U, labels, hard, None)
-    return before, (moved if refine.stats_log_joint(family, prior, moved) > before + refine.REFINE_NATS else None)
-
-
+#: the league's sets and the untuned panel's (``--sets`` may name either)
+ALL = {**SETS, **PANEL}
+VARIANTS = ("none", "default", "rounds3", "full-only", "diag-cuts")
 _DIAG_POSTERIOR = DiagGaussian.posterior_mean
 
 
@@ -56,22 +56,14 @@ def _diag_posterior(self, stats):
     return out
 
 
-def _unsplit(last):
-    """No split rounds: what ``BNPMixture._split_rounds`` returns when it cuts nothing first."""
-    yield from ()
-    return last, None
-
-
 @contextlib.contextmanager
 def variant(name: str):
     """The library patched as the variant ``name`` describes (module docstring)."""
-    saved = [(mixture, "cuts_apply", mixture.cuts_apply), (mixture, "moves_apply", mixture.moves_apply),
-             (mixture, "refine", mixture.refine),
+    saved = [(mixture, "moves_apply", mixture.moves_apply), (refine, "cuts_apply", refine.cuts_apply),
              (refine, "REFINE_NATS", refine.REFINE_NATS),
              (mixture.BNPMixture, "_refine_round", mixture.BNPMixture._refine_round),
-             (mixture.BNPMixture, "_split_rounds", mixture.BNPMixture._split_rounds),
              (DiagGaussian, "posterior_mean", DiagGaussian.posterior_mean)]
-    one_round, split_rounds = mixture.BNPMixture._refine_round, mixture.BNPMixture._split_rounds
+    one_round = mixture.BNPMixture._refine_round
     if name == "none":
         refine.REFINE_NATS = np.inf
     elif name == "rounds3":
@@ -83,15 +75,11 @@ def variant(name: str):
                 last = snap
             return last, labels
         mixture.BNPMixture._refine_round = rounds
-    elif name in ("diag-moves", "diag-cuts"):
-        mixture.cuts_apply = mixture.moves_apply = lambda f: getattr(f, "name", None) in ("Gaussian", "DiagGaussian")
-        mixture.BNPMixture._split_rounds = (lambda self, engine, data, family, *a: split_rounds(
-            self, engine, data, family, *a) if splits.cuts_apply(family) else _unsplit(a[-1]))
-        if name == "diag-moves":
-            mixture.refine = lambda engine, data, family, *a: (
-                _moves_only if family.name == "DiagGaussian" else refine.refine)(engine, data, family, *a)
-        else:
-            DiagGaussian.posterior_mean = _diag_posterior
+    elif name == "full-only":
+        mixture.moves_apply = lambda f: refine.moves_apply(f) and f.name == "Gaussian"
+    elif name == "diag-cuts":
+        refine.cuts_apply = lambda f: splits.cuts_apply(f) or f.name == "DiagGaussian"
+        DiagGaussian.posterior_mean = _diag_posterior
     try:
         yield
     finally:
@@ -113,7 +101,7 @@ def main(argv=None) -> None:
     cpu = dict.fromkeys(fits, 0.0)
     for set_name in a.sets.split(","):
         for seed in (int(s) for s in a.seeds.split(",")):
-            ls = SETS[set_name].load(seed)
+            ls = ALL[set_name].load(seed)
             cells = []
             for e, v in fits:
                 with variant(v), warnings.catch_warnings():

@@ -3,6 +3,7 @@ conditional's mode (checked against the log joint of every choice, in numpy), th
 the log joint, partitions that open clusters at once get distinct ones, and the default fit
 leaves a local optimum that EP and its split rounds keep."""
 import numpy as np
+import pytest
 from sklearn.metrics import normalized_mutual_info_score
 
 from bnpdist import hyper
@@ -118,12 +119,33 @@ def test_the_experiment_job_runs_its_variants_and_restores_the_library(capsys):
     assert refine.REFINE_NATS == 3.0 and DiagGaussian.posterior_mean is DIAG_POSTERIOR
 
 
-def test_only_full_covariance_gaussian_rows_are_moved():
+def test_gaussian_rows_are_moved_bernoulli_rows_are_not():
     """Bernoulli fits are cut by the split rounds but their rows are not moved (measured: binarised
-    digits NMI −0.003 to +0.005 at up to 1.8× the CPU); diagonal Gaussians neither."""
+    digits NMI −0.003 to +0.005 at up to 1.8× the CPU); Gaussians, full or diagonal, are."""
     from bnpdist.algorithms.splits import cuts_apply
     from bnpdist.obs import Bernoulli
     X = np.random.default_rng(1).normal(size=(50, 3))
     bern = Bernoulli(a=1.0, b=1.0).resolve(DataSummary(50, 3, "dense"))
     assert refine.moves_apply(_family(X)) and cuts_apply(bern) and not refine.moves_apply(bern)
-    assert not refine.moves_apply(_family(X, "diag"))
+    assert refine.moves_apply(_family(X, "diag")) and not cuts_apply(_family(X, "diag"))
+
+
+def test_a_diagonal_fit_moves_its_rows_from_the_partition_only(monkeypatch):
+    """wine (standardised) seed 2: the search keeps diagonal c 0.2, whose EP fit ends at K 5, NMI
+    0.80; every row moving to its conditional mode reaches K 4, NMI 0.87.  A diagonal family
+    gets no cut candidates (the only candidate is the partition's own moves)."""
+    X, y = SETS["wine"].load(2).X, SETS["wine"].load(2).labels
+    nmi = lambda m: normalized_mutual_info_score(y, m.labels_)
+    fitted = BNPMixture(random_state=2).fit(X)
+    assert fitted.obs_.name == "DiagGaussian" and fitted.n_clusters_ == 4 and nmi(fitted) > 0.85
+    monkeypatch.setattr(refine, "REFINE_NATS", np.inf)
+    unmoved = BNPMixture(random_state=2).fit(X)
+    assert unmoved.n_clusters_ == 5 and nmi(unmoved) < 0.81
+    monkeypatch.setattr(refine, "REFINE_NATS", 3.0)
+    monkeypatch.setattr(refine, "halves_part", lambda *a: pytest.fail("a diagonal family's clusters were cut"))
+    Xs, z = _data()
+    engine = LocalEngine()
+    data = engine.partitions(Xs, n_partitions=2)
+    before, moved = refine.refine(engine, data, _family(Xs, "diag"), DP(1.0), 0.0, engine.labels(data, z), 2)
+    assert moved is not None and moved.n.sum() == len(Xs) and refine.stats_log_joint(
+        _family(Xs, "diag"), DP(1.0), moved) > before + refine.REFINE_NATS

@@ -18,9 +18,10 @@ counts when it beats ẑ by more than :data:`REFINE_NATS`; EP then restarts warm
 statistics, and the fit keeps that EP's state only when its own hard partition scores above ẑ
 (``BNPMixture._refine_round``).  On the quality league's redundant-d20 seed 0 (4 classes) the
 default fit ended at K 2, NMI 0.49: the cut of its larger cluster and the moves of its rows
-gain 923 nats (K 3, NMI 0.78); docs/QUALITY.md has the league.  Diagonal-covariance clusters are
-not moved: there the moves raise the log joint of correlated features' clusters and lose NMI
-(wine seed 0 −0.068, low-rank-d100 −0.011 to −0.031).
+gain 923 nats (K 3, NMI 0.78); docs/QUALITY.md has the league.  Diagonal-covariance clusters
+move from the partition only: their cut candidates raise the log joint of correlated features'
+clusters and lose NMI (wine seed 0 −0.068, low-rank-d100 −0.011 to −0.031), the moves alone
+took sizes-100-1 seed 0 from K 2 to 3 (+124 nats; docs/QUALITY.md, "Row moves after EP").
 """
 from __future__ import annotations
 
@@ -38,10 +39,11 @@ REFINE_NATS = 3.0
 
 
 def moves_apply(family) -> bool:
-    """Whether the fitted family's rows are moved: a full-covariance Gaussian.  Bernoulli fits
-    (cut by the split rounds) gain little from the moves: binarised digits NMI −0.003 to +0.005,
-    binary-d8 unchanged, at up to 1.8× the CPU of the fit (docs/QUALITY.md "Binary data")."""
-    return cuts_apply(family) and family.name == "Gaussian"
+    """Whether the fitted family's rows are moved: a Gaussian, full or diagonal covariance (the
+    diagonal family from its partition only, :func:`refine`).  Bernoulli fits (cut by the split
+    rounds) gain little from the moves: binarised digits NMI −0.003 to +0.005, binary-d8
+    unchanged, at up to 1.8× the CPU of the fit (docs/QUALITY.md "Binary data")."""
+    return getattr(family, "name", None) in ("Gaussian", "DiagGaussian")
 
 
 def hard_part(block, seed, labels, family, K: int):
@@ -120,6 +122,9 @@ def refine(engine, data, family, prior, U: float, labels, K: int):
     hard = hard_stats(engine, data, family, labels, K)
     before = stats_log_joint(family, prior, hard)
     cands = [_moved(engine, data, family, prior, U, labels, hard, None)]
+    if not cuts_apply(family):       # a diagonal Gaussian: no cut candidates
+        score = stats_log_joint(family, prior, cands[0])
+        return before, (cands[0] if score > before + REFINE_NATS else None)
     post = family.posterior_mean(hard)
     centre, axis = post["mean"], principal_axes(post["cov"], 1)
     halves = engine.reduce(engine.map(halves_part, data, labels, family, centre, axis, key="refine-halves"))
