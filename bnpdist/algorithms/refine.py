@@ -20,8 +20,9 @@ statistics, and the fit keeps that EP's state only when its own hard partition s
 default fit ended at K 2, NMI 0.49: the cut of its larger cluster and the moves of its rows
 gain 923 nats (K 3, NMI 0.78); docs/QUALITY.md has the league.  Diagonal-covariance clusters
 move from the partition only: their cut candidates raise the log joint of correlated features'
-clusters and lose NMI (wine seed 0 −0.068, low-rank-d100 −0.011 to −0.031), the moves alone
-took sizes-100-1 seed 0 from K 2 to 3 (+124 nats; docs/QUALITY.md, "Row moves after EP").
+clusters and lose NMI (wine seed 0 −0.068, low-rank-d100 −0.011 to −0.031); the moves alone
+took wine seed 2 from K 5, NMI 0.80 to K 4, 0.87 and sizes-100-1 seed 0 from NMI 0.50 to 0.64
+(docs/QUALITY.md, "Row moves after EP").
 """
 from __future__ import annotations
 
