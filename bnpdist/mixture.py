@@ -120,15 +120,6 @@ class FitConfig:
         return self.snapshot_labels and on_lattice(step, self.burn_in, self.thin)
 
 
-def _drain(gen: Generator):
-    """Run a generator to its end, its yields discarded; its return value."""
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
-
-
 def _kept_rows(block, seed):
     """One partition's rows as a block (the rows ``partial_fit`` keeps)."""
     return as_block(block)
@@ -466,7 +457,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
 
     def iter_fit(self, X, init_labels=None) -> Iterator[Snapshot]:
         """Fit from scratch, yielding a :class:`Snapshot` per ADF round / EP pass / sampler sweep
-        (samplers' snapshots carry labels every ``thin``-th sweep and in the last);
+        (samplers' snapshots carry labels every ``thin``-th sweep and in the last; EP with the
+        search's neighbours fitted: theirs too, then the kept fit's last again);
         ``init_labels`` as for :meth:`fit`."""
         return self._fit_snapshots(X, snapshot_labels=True, init_labels=init_labels)
 
@@ -509,9 +501,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             self.history_, self.n_iter_ = [], 0
             snap, labels, kept = yield from self._fit_once(engine, data, family, prior, config, warm)
             if resolved is not None and self.algorithm == "ep" and (self.hyper_search_ or {}).get("neighbours"):
-                snap, labels, replaced = self._choose_by_fit(engine, data, resolved, config, snap, labels)
-                if replaced:
-                    yield snap
+                snap, labels = yield from self._choose_by_fit(engine, data, resolved, config, snap, labels)
+                yield snap          # the kept fit's last state (the neighbours' fits were yielded after it)
             sampler = self.algorithm in SAMPLERS
             self.converged_ = True if self.algorithm == "adf" else None
             if self.algorithm == "ep":
@@ -547,7 +538,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 snap, labels = yield from self._refine_round(engine, data, family, prior, config, snap, labels)
         return snap, labels, kept
 
-    def _choose_by_fit(self, engine, data, resolved: tuple, config: FitConfig, snap: Snapshot, labels):
+    def _choose_by_fit(self, engine, data, resolved: tuple, config: FitConfig, snap: Snapshot,
+                       labels) -> Generator[Snapshot, None, tuple]:
         """The search scores each candidate θ after one ADF pass over a subsample; the fit then
         runs EP, split rounds and row moves over all the rows, which can end far from where that
         pass pointed (make_classification with 10 informative columns: the chosen full c 0.8 ends
@@ -559,8 +551,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         (type-II maximum likelihood over the fits, Kass & Raftery 1995's tie).  ``resolved``:
         (prior, family, summary) before the search; ``snap``/``labels``: the chosen fit's.
         The record's ``chosen`` becomes the kept fit's θ (``search_choice``: the search's) and
-        ``refits`` lists each fit's θ and log joint.  Returns the kept fit's final snapshot, its
-        hard labels, and whether a neighbour replaced the chosen fit."""
+        ``refits`` lists each fit's θ and log joint.  Yields the neighbours' fits' snapshots (for
+        progress); returns the kept fit's final snapshot and its hard labels."""
         rec = self.hyper_search_
         labels = self._hard_labels(engine, data) if labels is None else labels
         fits = [(self._partition_log_joint(engine, data, labels), rec["chosen"], self._fitted_state(), snap, labels)]
@@ -569,7 +561,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             values = {**rec["chosen"], **values}
             family, prior = build(family0, prior0, values, self.obs, summary)
             self.history_, self.n_iter_ = [], 0
-            snap, labels, _ = _drain(self._fit_once(engine, data, family, prior, config, None))
+            snap, labels, _ = yield from self._fit_once(engine, data, family, prior, config, None)
             labels = self._hard_labels(engine, data) if labels is None else labels
             fits.append((self._partition_log_joint(engine, data, labels), values, self._fitted_state(), snap, labels))
         lead = max(fits[1:], key=lambda f: f[0])
@@ -577,7 +569,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         rec.update(search_choice=rec["chosen"], chosen=best[1],
                    refits=[{"values": f[1], "log_joint": f[0]} for f in fits])
         self.__dict__.update(best[2])
-        return best[3], best[4], best is not fits[0]
+        return best[3], best[4]
 
     def _fitted_state(self) -> dict:
         """The attributes a fit's snapshots set (:meth:`_absorb`), to restore a kept fit."""

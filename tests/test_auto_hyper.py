@@ -239,6 +239,10 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     assert partition_log_joint(est.obs_, est.prior_, fitted, est.labels_) == pytest.approx(best, abs=1e-6)
     assert np.array_equal(est.predict(X), est.labels_) and est.history_[-1]["n_clusters"] == est.n_clusters_
     assert nmi(y, est.labels_) >= 0.85
+    # iter_fit yields the neighbours' fits too (progress), and last the kept fit's final state
+    snaps = list(BNPMixture(random_state=0).iter_fit(X))
+    assert len(snaps) > len(est.history_) and snaps[-1].stats.K >= est.n_clusters_
+    assert snaps[-1].step == est.history_[-1]["step"] and snaps[-1].n == est.n_rows_seen_
     # the structure given: its neighbours are c/2 and 2c only
     full = BNPMixture(obs=Gaussian(covariance="full"), random_state=0).fit(X).hyper_search_
     assert {v["obs.cov_fraction"] / full["search_choice"]["obs.cov_fraction"] for v in full["neighbours"]} <= {0.5, 2.0}
