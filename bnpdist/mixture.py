@@ -631,7 +631,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         for snap in self._warm_ep(engine, data, family, prior, config, stats):
             yield snap
         moved = self._hard_labels(engine, data)
-        if stats_log_joint(family, prior, hard_stats(engine, data, family, moved, self.stats_.K)) > before:
+        if self._partition_log_joint(engine, data, moved) > before:
             return snap, moved
         self._absorb(last, family, prior)
         yield last
