@@ -1,10 +1,11 @@
-"""The evidence criterion of the Gaussian auto search: hyper.log_joint = log p(x, ẑ) of the labels
-ẑ the fitted statistics assign, against the chain rule p(x, z) = Π_i p(z_i | z_<i) p(x_i | x_<i in
-z_i) with the Chinese-restaurant predictive and the family's posterior predictive, row by row."""
+"""The evidence criterion of the Gaussian auto search: hyper.bound of the soft E-step under the
+fitted statistics.  For a hard partition it is log p(x, z), checked against the chain rule
+p(x, z) = Π_i p(z_i | z_<i) p(x_i | x_<i in z_i) with the Chinese-restaurant predictive and the
+family's posterior predictive, row by row."""
 import numpy as np
 import pytest
 
-from bnpdist.hyper import log_joint
+from bnpdist.hyper import bound, e_step_terms
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP
@@ -23,7 +24,7 @@ def chain_rule(family, alpha, X, z):
 
 
 @pytest.mark.parametrize("covariance", ["full", "diag"])
-def test_log_joint_is_the_chain_rule(covariance):
+def test_bound_of_a_hard_partition_is_the_chain_rule(covariance):
     rng = np.random.default_rng(0)
     centres = np.array([[0.0, 0.0, 0.0], [8.0, 0.0, 0.0], [0.0, 8.0, 0.0]])
     z = np.repeat([0, 1, 2], [5, 3, 1])
@@ -33,4 +34,8 @@ def test_log_joint_is_the_chain_rule(covariance):
     lp = family.log_predictive(X, stats) + np.log(stats.n)
     assert np.array_equal(np.argmax(lp, axis=1), z)          # the statistics assign z back
     prior = DP(2.0)
-    assert log_joint(family, prior, stats, 0.0, X) == pytest.approx(chain_rule(family, 2.0, X, z), rel=1e-10)
+    truth = chain_rule(family, 2.0, X, z)
+    assert bound(family, prior, (stats, 0.0)) == pytest.approx(truth, rel=1e-10)
+    S, H = e_step_terms(family, prior, stats, X)       # nearly hard: the rows' q are ≥ 0.999
+    assert 0.0 < H < 0.01 and np.allclose(S.n, stats.n, atol=1e-3)
+    assert bound(family, prior, (S, H)) == pytest.approx(truth, abs=0.1)   # the soft mass moved: ≤ 0.001 a row

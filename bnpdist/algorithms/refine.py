@@ -12,8 +12,7 @@ sweep until none moves (at most :data:`REFINE_SWEEPS`); no move lowers p(x, ẑ)
 candidates: every row moving from ẑ, and for each cluster its cut across the principal axis of
 its posterior covariance followed by the moves of its rows only.  Each partition moves its rows
 given the others' (the global statistics), in parallel.  The candidate of largest log joint
-log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`stats_log_joint`; the search's criterion,
-:func:`bnpdist.hyper.log_joint`)
+log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`stats_log_joint`, :func:`bnpdist.hyper.partition_log_joint`)
 counts when it beats ẑ by more than :data:`REFINE_NATS`; EP then restarts warm from its hard
 statistics, and the fit keeps that EP's state only when its own hard partition scores above ẑ
 (``BNPMixture._refine_round``).  On the quality league's redundant-d20 seed 0 (4 classes) the

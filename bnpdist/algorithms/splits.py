@@ -6,8 +6,8 @@ under a random linear map: 2–3 clusters, NMI 0.67–0.86, although the four bl
 log joint by 250–300 nats).  After EP, every cluster with rows (the final E-step's hard labels)
 is cut through its posterior mean across the principal axis of its posterior covariance — the
 launch of the sub-cluster sampler's split (Chang & Fisher 2013) — and the cut is kept when it
-raises the log joint log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (the criterion of the automatic
-search, :func:`bnpdist.hyper.log_joint`; p(ẑ) the prior's EPPF) by more than :data:`SPLIT_NATS`,
+raises the log joint log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`bnpdist.hyper.partition_log_joint`;
+p(ẑ) the prior's EPPF) by more than :data:`SPLIT_NATS`,
 cluster by cluster in order.  EP then restarts warm from the hard statistics of the new
 partition (:meth:`~bnpdist.algorithms.variational.VariationalRun.warm`), for at most
 :data:`SPLIT_ROUNDS` rounds (a Bernoulli fit: :data:`SPLIT_ROUNDS_BERNOULLI`).
