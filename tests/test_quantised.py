@@ -137,7 +137,9 @@ def test_value_ranges_reduce_over_partitions():
     np.testing.assert_array_equal(add_ranges(value_range(X[:0]), value_range(X)), value_range(X))
     rng = np.random.default_rng(1)
     Xs = _spikes(rng, 300, 3)
-    fits = [BNPMixture(n_partitions=p, n_iter=2).fit(Xs) for p in (1, 3)]
+    # θ fixed: the automatic search's neighbours are fitted by ADF/EP on the partitions, which on 3
+    # partitions is not the 1-partition run (c 0.4's fit differed, and its bound led by 36 nats)
+    fits = [BNPMixture(n_partitions=p, n_iter=2, hyperparameters="fixed").fit(Xs) for p in (1, 3)]
     for est in fits:
         np.testing.assert_allclose(est.obs_.floor, dequantisation_floor(smallest_gaps(Xs)))
     np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
