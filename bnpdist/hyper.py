@@ -168,6 +168,14 @@ def _heldout(block, seed, family, prior, values, opts):
     return np.concatenate(out)
 
 
+def log_joint(family, prior, stats, block) -> float:
+    """log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) of a block and its labels ẑ_i = argmax_k
+    max(n_k − σ, 0) f_k(x_i) under fitted ``stats`` (the final E-step; p(ẑ) the prior's EPPF)."""
+    with np.errstate(divide="ignore"):
+        lw = np.log(np.maximum(stats.n - prior.sigma, 0.0))
+    return partition_log_joint(family, prior, block, np.argmax(family.log_predictive(block, stats) + lw, axis=1))
+
+
 def e_step_terms(family, prior, stats, block) -> tuple:
     """(statistics of q, H[q]) of a block's soft final E-step under fitted ``stats``:
     q_ik ∝ max(n_k − σ, 0) f_k(x_i) over the existing clusters, H[q] = −Σ_i Σ_k q_ik log q_ik."""
@@ -215,7 +223,7 @@ def _hard(family, block, labels):
 
 
 def _evidence(block, seed, family, prior, values, opts):
-    """One candidate: one ADF pass over the block, then its :func:`bound`."""
+    """One candidate: one ADF pass over the block, then :func:`log_joint`."""
     template, summary, epsilon, merge_threshold, fit_seed = opts
     family, prior = build(family, prior, values, template, summary)
     engine = LocalEngine()
@@ -224,7 +232,7 @@ def _evidence(block, seed, family, prior, values, opts):
                          merge_threshold=merge_threshold, seed=fit_seed)
     for _ in run.adf():
         pass
-    return bound(family, prior, e_step_terms(family, prior, run.state.stats, block))
+    return log_joint(family, prior, run.state.stats, block)
 
 
 def _fitted_evidence(block, seed, family, prior, values, opts):

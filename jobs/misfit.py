@@ -7,9 +7,10 @@ For each labelled dense set of the quality league (:mod:`bnpdist.league.sets`) a
 ``BNPMixture()`` with every default, scikit-learn's BayesianGaussianMixture with DP weights (the
 league's ``bgm-dp``) and takes the true labels; each partition z is scored by its log joint
 log p(x, z) = Σ_k log p(x_k) + log p(z) under the family and prior the default fit chose
-(:func:`bnpdist.hyper.partition_log_joint`; the search's criterion).  Verdict: **model** when the
-default's partition scores at least as high as both others (a better search for this model cannot
-reach BGM's or the true partition: the model or its prior prefers ours), **search** otherwise.
+(:func:`bnpdist.hyper.partition_log_joint`: the bound of a hard partition, the search's criterion
+until 2026-12-04).  Verdict: **model** when the default's partition scores at least as high as
+both others (a better search for this model cannot reach BGM's or the true partition: the model
+or its prior prefers ours), **search** otherwise.
 Prints one markdown row per set and seed: K, NMI and log joint of each partition.
 
     python jobs/misfit.py --grid [--sets ...] [--seeds ...] [--kappa0 0.01] [--mass 1] [--transform yeo-johnson]

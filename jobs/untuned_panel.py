@@ -18,7 +18,7 @@ CPU limit per fit); the default's warnings are recorded (the league silences the
 set and seed where the default errs or warns, its NMI < BGM(DP)'s − 0.01 or its K > 2 × true K
 (the league's dense target, :mod:`bnpdist.league.targets`). Each loss is diagnosed under the model
 the default chose (its ``hyper_search_["chosen"]``): the log joint log p(x, z)
-(:func:`bnpdist.hyper.partition_log_joint`, the search's criterion, on the columns it fitted) of
+(:func:`bnpdist.hyper.partition_log_joint`, the bound of a hard partition, on the columns it fitted) of
 its partition, of BGM's and of the true labels. **model**: the default's partition scores at least
 as high as both (the chosen model prefers it: a better optimiser would not help); **search**:
 otherwise (``jobs/misfit.py``'s verdict).

@@ -1,4 +1,4 @@
-"""hyper.partition_log_joint (the search's criterion, and jobs/misfit.py's score) against the
+"""hyper.partition_log_joint (hyper.bound of a hard partition, and jobs/misfit.py's score) against the
 partition posterior enumerated by bnpdist.exact, and the misfit job's table on iris."""
 from __future__ import annotations
 
