@@ -8,15 +8,13 @@ and for count data the process (``prior=None``: mass a and discount σ, σ = 0 b
 chosen on a random subsample of :func:`subsample_size` rows (``BNPHMM``: all rows) by one of
 these criteria:
 
-* **evidence** (Gaussian families): the variational :func:`bound` of the subsample under the
-  state of one ADF pass over it — the soft final E-step's log joint plus the entropy of its
-  assignments, a lower bound on the marginal likelihood p(x) of the hyperparameters (type-II
-  maximum likelihood).  The log joint of the hard labels ẑ (the criterion before 2026-12-04),
-  charged clusters that share rows the partition prior's price of the split with nothing back,
-  so overlapping clusters lost to fewer (docs/QUALITY.md, "Overlapping clusters").  Scoring
-  after the ADF pass plus 1, 2 or 9 EP passes chose the same values on the quality league's
-  dense sets (seeds 0–2, hard log joint; NMI within 0.05, K within 6 of each other) at 1.4–4×
-  the cost.  Candidates
+* **evidence** (Gaussian families): the log joint log p(x, ẑ) of the subsample and the partition
+  ẑ of one ADF pass over it (ẑ = the final E-step's labels) — a lower bound on the marginal
+  likelihood p(x) of the hyperparameters (type-II maximum likelihood).  Scoring after the ADF
+  pass plus 1, 2 or 9 EP passes chose the same values on the quality league's dense sets
+  (seeds 0–2; NMI within 0.05, K within 6 of each other) at 1.4–4× the cost.  (The variational
+  :func:`bound` after the one pass misled: the entropy of an unconverged ADF state chose diag
+  c 0.2 on digits PCA-30, whose fits ended 6,000 nats below full c 0.8's.)  Candidates
   within :data:`TIE_NATS` of the best tie (a log Bayes factor below 3, "positive" at most on the
   scale of Kass & Raftery 1995).  The held-out density after one ADF pass (below) preferred
   over-split models on dense data (make_blobs K 7–38, iris K 16) and cannot compare the
@@ -111,7 +109,7 @@ TEXT_RANGES = {"obs.beta": (0, 2), "prior.a": (None, 4)}
 #: most SE_RULE standard errors (+ TOL·|best|); ties are won by the candidate nearest the defaults
 #: (the one-standard-error rule: flat or noisy directions are not followed)
 SE_RULE, TOL = 2.0, 1e-4
-#: evidence criterion: a candidate within TIE_NATS of the best bound ties with it
+#: evidence criterion: a candidate within TIE_NATS of the best log joint ties with it
 TIE_NATS = 3.0
 #: pass_id of the subsampling map (partition seeds apart from the fitting passes)
 SUBSAMPLE_PASS = 1 << 20
@@ -199,10 +197,8 @@ def bound(family, prior, terms: tuple) -> float:
     counts, and the entropy of the assignments (Blei & Jordan 2006; Hughes & Sudderth 2013).
     For a hard q it is the log joint log p(x, ẑ) (:func:`partition_log_joint`); on clusters
     that share rows the entropy gives back what the EPPF charges for the split, N·H(n_k/N) when
-    two copies of one cluster share every row ½ : ½, which the hard log joint never does (the
-    league's blobs seed 0, three blobs of which two overlap: the hard log joint chose c 0.4 and
-    kept K 2, NMI 0.568; the bound chooses c 0.2, then keeps c 0.1's fit, K 3, NMI 0.665;
-    docs/QUALITY.md)."""
+    two copies of one cluster share every row ½ : ½, which the hard log joint never does.
+    ``BNPMixture._choose_by_fit`` compares the final fits by it."""
     S, H = terms
     S = S.take(S.n > max(prior.sigma, 0.0))
     return float(family.log_marginal(S).sum() + prior.log_eppf(S.n) + H)
@@ -290,7 +286,7 @@ class _Search:
             self.fn, self.opts = _heldout, (folds, epsilon, merge_threshold, seed)
             self.n_train = n - max(len(f) for f in folds)
         self.rows: dict = {}         # _key(grid position) -> held-out log predictive per row
-        self.scores: dict = {}       # _key(grid position) -> bound (log joint), or the rows' mean
+        self.scores: dict = {}       # _key(grid position) -> log joint, or the rows' mean
         self.tried: list = []        # (values, score) in evaluation order
         self.ranges = TEXT_RANGES if "obs.s" in start else {}
         # grid positions ties go to (0 elsewhere: the start)
@@ -414,8 +410,7 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     tic, cpu = time.perf_counter(), time.process_time()
     evidence = fitted is not None or family.search_by == "evidence"
     method = (f"log joint p(x, z) of each candidate's fit, ties within {TIE_NATS:g} nats" if fitted
-              else f"variational bound (soft log joint + entropy) after one ADF pass, ties within {TIE_NATS:g} nats"
-              if evidence else
+              else f"log joint p(x, z) after one ADF pass, ties within {TIE_NATS:g} nats" if evidence else
               f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, ties within {SE_RULE:g} paired SEs")
     record = {"method": f"{method}; coordinate search, ties to the defaults", "free": sorted(free)}
     if not free:

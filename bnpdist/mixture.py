@@ -551,12 +551,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         at K 2, NMI 0.33; c 0.4 at K 6, NMI 0.95).  So the search's neighbours
         (``hyper_search_["neighbours"]``: c/2 and 2c, and the other covariance structure at c)
         are fitted too, each scored by the variational bound of its final state
-        (:meth:`_soft_bound`, the search's criterion, now on the final fits), and the best
-        replaces the chosen fit when it leads by more than :data:`~bnpdist.hyper.TIE_NATS`
+        (:meth:`_soft_bound`), and the best replaces the chosen fit when it leads by more than
+        :data:`~bnpdist.hyper.TIE_NATS`
         (type-II maximum likelihood over the fits, Kass & Raftery 1995's tie).  The log joint
         of the hard partition would charge clusters that share rows the partition prior's
-        N·H(n_k/N) with nothing back (the league's blobs seed 0: it kept c 0.4's K 2, NMI 0.568;
-        the bound keeps c 0.1's K 3, NMI 0.665).
+        N·H(n_k/N) with nothing back, which the bound's entropy term gives back.
         ``resolved``: (prior, family, summary) before the search; ``snap``/``labels``: the
         chosen fit's.  The record's ``chosen`` becomes the kept fit's θ (``search_choice``: the
         search's) and ``refits`` lists each fit's θ and bound.  Yields the neighbours' fits'
