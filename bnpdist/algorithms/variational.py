@@ -85,7 +85,7 @@ import numpy as np
 from ..data.blocks import CSRBlock, n_rows, row_range
 from ..distributed import LocalEngine
 from ..distributed.protocol import DistData
-from ..inference.merge import MergeInfo, Update, VarState, merge_stage, regroup
+from ..inference.merge import MergeInfo, Overlap, Update, VarState, merge_stage, regroup
 from ..inference.snapshot import Snapshot
 from ..kernels.scan import adf_scan, ep_scan, remap_contributions, row_access
 from ..obs.base import ObsFamily, SuffStats
@@ -153,8 +153,7 @@ def adf_partition(block, family: ObsFamily, prior, state: VarState, *, epsilon: 
     kstate = family.kernel_state(state.stats, capacity(K0))
     ek = np.zeros(kstate[0].shape[0])
     ek[:K0] = state.ek
-    shape = (n if record else 0, max_keep)
-    idx, val = np.full(shape, -1, dtype=np.int32), np.zeros(shape)
+    idx, val = np.full((n, max_keep), -1, dtype=np.int32), np.zeros((n, max_keep))
     rows = np.arange(n, dtype=np.int64)
     U, EK, done = float(state.U), state.EK, 0
     hyper = family.kernel_hyper()
@@ -169,7 +168,7 @@ def adf_partition(block, family: ObsFamily, prior, state: VarState, *, epsilon: 
     S = family.stats_from_state(kstate, K)
     old = S.take(np.arange(K0))
     upd = Update(old if full else old - state.stats, (S.take(np.arange(K0, K)),),
-                 (ek[K0:K].copy(),), None, n)
+                 (ek[K0:K].copy(),), None, n, (Overlap.of_rows(idx, val),))
     return upd, ((idx, val) if record else None)
 
 
@@ -232,7 +231,7 @@ def ep_partition(block, family: ObsFamily, prior, state: VarState, resp: tuple, 
     S = family.stats_from_state(kstate, K)
     old = S.take(np.arange(K0))
     upd = Update(old if full else old - state.stats, (S.take(np.arange(K0, K)),),
-                 (-np.expm1(logocc[K0:K]),), logocc[:K0].copy(), n)
+                 (-np.expm1(logocc[K0:K]),), logocc[:K0].copy(), n, (Overlap.of_rows(idx, val),))
     return upd, (idx, val)
 
 
@@ -256,7 +255,7 @@ def _contributions_of(result, seed):
 
 def _empty_update(family, state: VarState, full: bool) -> Update:
     old = state.stats if full else family.zero_stats(state.stats.K)
-    return Update(old, (family.zero_stats(0),), (np.zeros(0),), None, 0)
+    return Update(old, (family.zero_stats(0),), (np.zeros(0),), None, 0, (Overlap.empty(),))
 
 
 def _adf_task(block, seed, family, prior, state, ctx, prev, opts):

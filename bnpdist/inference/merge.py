@@ -64,6 +64,8 @@ class Update:
     partition its change, so the sum is the new statistics and one partition reproduces the
     single stream bit for bit.  ``new[p]`` / ``new_ek[p]``: clusters opened by partition p and
     their existence probabilities.  ``logocc`` (EP): Σ_rows log(1 − q_rk) of the K0 clusters.
+    ``overlap[p]``: the :class:`Overlap` of partition p's rows, in its local numbering (K0 shared
+    clusters, then its new ones); () when no partition recorded one (no row shared).
     """
 
     old: SuffStats
@@ -71,11 +73,93 @@ class Update:
     new_ek: tuple
     logocc: np.ndarray | None
     rows: int
+    overlap: tuple = ()
 
     def __add__(self, other: "Update") -> "Update":
         occ = None if self.logocc is None else self.logocc + other.logocc
         return Update(self.old + other.old, self.new + other.new, self.new_ek + other.new_ek,
-                      occ, self.rows + other.rows)
+                      occ, self.rows + other.rows, self.overlap + other.overlap)
+
+
+def _xlogx(q: np.ndarray) -> np.ndarray:
+    return q * np.log(np.where(q > 0.0, q, 1.0))
+
+
+@dataclass(frozen=True, eq=False)
+class Overlap:
+    r"""The assignment entropy a merge of clusters a and b would remove, for every pair that shares rows:
+
+    .. math::
+
+        L_{ab} = \sum_j (q_{ja}+q_{jb})\log(q_{ja}+q_{jb}) - q_{ja}\log q_{ja} - q_{jb}\log q_{jb} \;\ge 0
+
+    (the change of the entropy term −Σ q log q of the variational bound when the two clusters
+    become one; Hughes & Sudderth 2013, memoized merge moves).  It is 0 for clusters no row
+    shares and N log 2 for two copies of one cluster (every row split ½ : ½), so that merging
+    copies still gains the Occam factor of one cluster less, while overlapping but distinct
+    clusters (5 unit-variance blobs 3 apart in 2-d) are no longer merged for the
+    N·H(n_a/N) of the partition prior's size factor alone.  ``codes`` (sorted) hold a << 32 | b
+    for a < b; ``loss`` their L_ab.
+    """
+
+    codes: np.ndarray
+    loss: np.ndarray
+
+    @classmethod
+    def of_pairs(cls, a: np.ndarray, b: np.ndarray, loss: np.ndarray) -> "Overlap":
+        """Summed over repeated pairs; pairs with a == b or an end < 0 are left out."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        ok = (a >= 0) & (b >= 0) & (a != b)
+        lo, hi = np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])
+        codes, inv = np.unique((lo << 32) | hi, return_inverse=True)
+        return cls(codes, np.bincount(inv.ravel(), weights=np.asarray(loss, dtype=np.float64)[ok],
+                                      minlength=len(codes)))
+
+    @classmethod
+    def of_rows(cls, idx: np.ndarray, val: np.ndarray) -> "Overlap":
+        """From rows' responsibilities ``idx`` (n, L) cluster ids (−1: empty slot), ``val`` (n, L)."""
+        idx, val = np.asarray(idx), np.asarray(val)
+        live = (idx >= 0) & (val > 0.0)
+        rows = np.flatnonzero(live.sum(1) >= 2)
+        I, Q, live = idx[rows], val[rows], live[rows]
+        xq = _xlogx(np.where(live, Q, 0.0))
+        a, b, loss = [], [], []
+        for s in range(I.shape[1] - 1):
+            for t in range(s + 1, I.shape[1]):
+                m = live[:, s] & live[:, t]
+                if m.any():
+                    a.append(I[m, s])
+                    b.append(I[m, t])
+                    loss.append(_xlogx(Q[m, s] + Q[m, t]) - xq[m, s] - xq[m, t])
+        if not a:
+            return cls.empty()
+        return cls.of_pairs(np.concatenate(a), np.concatenate(b), np.concatenate(loss))
+
+    @classmethod
+    def empty(cls) -> "Overlap":
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0))
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.codes >> 32, self.codes & 0xFFFFFFFF
+
+    def renumbered(self, target: np.ndarray) -> "Overlap":
+        """The same losses with cluster i renamed ``target[i]`` (pairs that become one cluster drop out)."""
+        a, b = self.pairs()
+        target = np.asarray(target, dtype=np.int64)
+        return Overlap.of_pairs(target[a], target[b], self.loss)
+
+    def __add__(self, other: "Overlap") -> "Overlap":
+        (a, b), (c, d) = self.pairs(), other.pairs()
+        return Overlap.of_pairs(np.r_[a, c], np.r_[b, d], np.r_[self.loss, other.loss])
+
+    def __call__(self, a, b) -> np.ndarray:
+        """L_ab for every (a[t], b[t]) (0 where no row is shared)."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        if not len(self.codes):
+            return np.zeros(a.shape)
+        code = (np.minimum(a, b) << 32) | np.maximum(a, b)
+        pos = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
+        return np.where(self.codes[pos] == code, self.loss[pos], 0.0)
 
 
 def _levels(t: np.ndarray) -> list[np.ndarray]:
@@ -193,11 +277,12 @@ def nearest(family: ObsFamily, A: SuffStats, B: SuffStats, m: int, same: bool = 
 
 
 def match_new(gain: Gain, C: SuffStats, N: SuffStats, threshold: float,
-              n_neighbors: int = N_NEIGHBORS) -> np.ndarray:
+              n_neighbors: int = N_NEIGHBORS, overlap=None) -> np.ndarray:
     """Hungarian matching of new clusters N to current clusters C (Campbell et al. 2015).
 
-    Maximises Σ (g − threshold) over one-to-one pairs with g > threshold.  Returns, for each
-    cluster of N, the index in C it merges into, or −1 (kept as a new cluster).
+    Maximises Σ (g − threshold) over one-to-one pairs with g > threshold, g less
+    ``overlap(i, j)`` (the assignment entropy the merge of N[i] into C[j] removes; None: 0).
+    Returns, for each cluster of N, the index in C it merges into, or −1 (kept as a new cluster).
     """
     out = np.full(N.K, -1, dtype=np.int64)
     if N.K == 0 or C.K == 0:
@@ -205,7 +290,8 @@ def match_new(gain: Gain, C: SuffStats, N: SuffStats, threshold: float,
     nb = nearest(gain.family, N, C, n_neighbors)
     ia, jb = np.repeat(np.arange(N.K), nb.shape[1]), nb.ravel()
     value = np.zeros((N.K, C.K))
-    value[ia, jb] = np.maximum(gain(N, C, ia, jb) - threshold, 0.0)
+    g = gain(N, C, ia, jb) - (0.0 if overlap is None else overlap(ia, jb))
+    value[ia, jb] = np.maximum(g - threshold, 0.0)
     rows, cols = linear_sum_assignment(value, maximize=True)
     ok = value[rows, cols] > 0.0
     out[rows[ok]] = cols[ok]
@@ -213,11 +299,12 @@ def match_new(gain: Gain, C: SuffStats, N: SuffStats, threshold: float,
 
 
 def merge_pairs(gain: Gain, stats: SuffStats, threshold: float,
-                n_neighbors: int = N_NEIGHBORS) -> np.ndarray:
+                n_neighbors: int = N_NEIGHBORS, overlap: Overlap | None = None) -> np.ndarray:
     """Seed 000 merge step: ``target`` with target[j] = i when j merges into i (< j).
 
-    Candidate pairs are ranked by gain; a pair is taken if its gain exceeds ``threshold`` and
-    neither cluster has merged yet in this step (so each step merges disjoint pairs).
+    Candidate pairs are ranked by gain (less the :class:`Overlap` of the pair); a pair is taken
+    if its gain exceeds ``threshold`` and neither cluster has merged yet in this step (so each
+    step merges disjoint pairs).
     """
     K = stats.K
     target = np.arange(K)
@@ -226,6 +313,8 @@ def merge_pairs(gain: Gain, stats: SuffStats, threshold: float,
     nb = nearest(gain.family, stats, stats, n_neighbors, same=True)
     pairs = np.unique(np.sort(np.stack([np.repeat(np.arange(K), nb.shape[1]), nb.ravel()], 1), 1), axis=0)
     g = gain(stats, stats, pairs[:, 0], pairs[:, 1])
+    if overlap is not None:
+        g = g - overlap(pairs[:, 0], pairs[:, 1])
     used = np.zeros(K, dtype=bool)
     for t in np.lexsort((pairs[:, 1], pairs[:, 0], -g)):
         if g[t] <= threshold:
@@ -253,7 +342,8 @@ def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen
     ``drop_below``: EP's ε (clusters with S_k < ε are dropped) or None (ADF).  Gains use Û
     solved before merging.  Returns the new state (Û = argmax of eq. 21 at ``n_seen`` and
     E[K] = Σ ek) and, per partition, the map from its local cluster index (K0 shared + its new
-    ones) to the new index (−1 when dropped).
+    ones) to the new index (−1 when dropped).  Every gain is less the :class:`Overlap` of the
+    pair (``upd.overlap``): a new cluster matched to a shared one, and the merge step's pairs.
     """
     K0 = base.stats.K
     C = upd.old
@@ -262,11 +352,13 @@ def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen
     match_thr = 0.0 if threshold is None else threshold
     local = []
     matched = 0
-    for N, nek in zip(upd.new, upd.new_ek):
+    overlaps = upd.overlap or (Overlap.empty(),) * len(upd.new)
+    for N, nek, ov in zip(upd.new, upd.new_ek, overlaps):
         if N.K == 0:   # nothing opened by this partition: C and ek unchanged
             local.append(np.arange(K0))
             continue
-        to = match_new(gain, C, N, match_thr, n_neighbors)
+        to = match_new(gain, C, N, match_thr, n_neighbors,
+                       overlap=lambda i, j, ov=ov: np.where(j < K0, ov(K0 + i, np.minimum(j, K0 - 1)), 0.0))
         fresh = to < 0
         to[fresh] = C.K + np.arange(fresh.sum())
         matched += int((~fresh).sum())
@@ -276,6 +368,7 @@ def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen
         C = regroup(C.concat(N), target, Kn)
         local.append(np.concatenate([np.arange(K0), to]))
     target = np.arange(C.K)  # matched numbering → current numbering
+    overlap = sum((ov.renumbered(m) for ov, m in zip(overlaps, local)), Overlap.empty())
 
     def apply(t):
         nonlocal C, ek, target
@@ -287,7 +380,7 @@ def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen
 
     merged = dropped = 0
     if threshold is not None:  # one merge step: each cluster merges at most once per round
-        t = merge_pairs(gain, C, threshold, n_neighbors)
+        t = merge_pairs(gain, C, threshold, n_neighbors, overlap)
         merged = int((t != np.arange(C.K)).sum())
         apply(t)
     if drop_below is not None:
