@@ -236,9 +236,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         algorithm's default (:data:`DEFAULT_N_ITER`: 20 EP passes, 100 sweeps); unused by "adf"
     epsilon : new-cluster threshold ε ≥ σ; None → max(σ, 0.01), for count data (bag-of-words
         families) max(σ, 0.5)
-    merge_threshold : log marginal-likelihood gain (nats) above which clusters merge (merge
-        stage and the merge step of Tank et al. 2015); None disables the merge step (partitions'
-        new clusters are still matched, at gain > 0)
+    merge_threshold : log marginal-likelihood gain less the assignment entropy the merge removes
+        (nats) above which clusters merge (merge stage and the merge step of Tank et al. 2015);
+        None disables the merge step (partitions' new clusters are still matched, at gain > 0)
     tol : EP stops when the relative L1 change of the statistics falls below ``tol``
     batch_size : rows per partition per ADF round (None: each partition in one round)
     n_partitions : partitions of in-memory input (None: about 32 MiB each).  The samplers

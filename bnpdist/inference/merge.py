@@ -10,8 +10,9 @@ The merge stage (run identically for one stream and for many partitions):
    earlier partitions) by a maximum-weight assignment (Hungarian,
    ``scipy.optimize.linear_sum_assignment``) on the gain of merging (:class:`Gain`: the
    marginal-likelihood gain log p(x_{A∪B}) − log p(x_A) − log p(x_B) on the soft statistics,
-   plus the partition prior's); a pair is merged only if the gain > threshold.  Unmatched
-   new clusters are appended.
+   plus the partition prior's, less the assignment entropy the merge removes,
+   :class:`Overlap`); a pair is merged only if that gain > threshold.  Unmatched new clusters
+   are appended.
 2. **Merge step** (Tank et al. 2015, Sec. 3.3): every cluster may merge with one other cluster whose
    gain exceeds the threshold, best pairs first, once per round (skipped when ``threshold``
    is None).  One step, not repeated: merged statistics are never re-split by ADF, so merging
