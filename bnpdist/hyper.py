@@ -65,7 +65,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import entr, logsumexp
 
 from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed import LocalEngine
@@ -181,7 +181,7 @@ def e_step_terms(family, prior, stats, block) -> tuple:
     with np.errstate(divide="ignore"):
         lp = family.log_predictive(block, stats) + np.log(np.maximum(stats.n - prior.sigma, 0.0))
     q = np.exp(lp - logsumexp(lp, axis=1, keepdims=True))
-    return family.stats(block, q), float(-(q * np.log(np.where(q > 0.0, q, 1.0))).sum())
+    return family.stats(block, q), float(entr(q).sum())
 
 
 def add_terms(a: tuple, b: tuple) -> tuple:

@@ -5,7 +5,7 @@
 
 ``BNPMixture._choose_by_fit`` compared the final fits by the log joint of their *hard*
 partitions, log p(x, ẑ | θ), which charges clusters that share rows the partition prior's
-N·H(n_k/N) with nothing back; on this branch it compares the variational bound
+N·H(n_k/N) with nothing back; since 2026-12-04 it compares the variational bound
 (:func:`bnpdist.hyper.bound`: the soft E-step's log joint plus the entropy of its assignments;
 Blei & Jordan 2006).  The first form fits ``BNPMixture`` at each θ of a grid (covariance
 structure × within-cluster fraction c, fixed, every other default) and prints K, NMI, the hard

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from scipy.special import gammaln
+from scipy.special import gammaln, xlogy
 
 from ..obs.base import ObsFamily, SuffStats
 
@@ -82,10 +82,6 @@ class Update:
                       occ, self.rows + other.rows, self.overlap + other.overlap)
 
 
-def _xlogx(q: np.ndarray) -> np.ndarray:
-    return q * np.log(np.where(q > 0.0, q, 1.0))
-
-
 @dataclass(frozen=True, eq=False)
 class Overlap:
     r"""The assignment entropy a merge of clusters a and b would remove, for every pair that shares rows:
@@ -122,8 +118,9 @@ class Overlap:
         idx, val = np.asarray(idx), np.asarray(val)
         live = (idx >= 0) & (val > 0.0)
         rows = np.flatnonzero(live.sum(1) >= 2)
-        I, Q, live = idx[rows], val[rows], live[rows]
-        xq = _xlogx(np.where(live, Q, 0.0))
+        slots = np.flatnonzero(live[rows].any(0))      # slots some row of two or more uses
+        I, Q, live = idx[rows][:, slots], val[rows][:, slots], live[rows][:, slots]
+        xq = xlogy(Q, Q)
         a, b, loss = [], [], []
         for s in range(I.shape[1] - 1):
             for t in range(s + 1, I.shape[1]):
@@ -131,7 +128,8 @@ class Overlap:
                 if m.any():
                     a.append(I[m, s])
                     b.append(I[m, t])
-                    loss.append(_xlogx(Q[m, s] + Q[m, t]) - xq[m, s] - xq[m, t])
+                    q = Q[m, s] + Q[m, t]
+                    loss.append(xlogy(q, q) - xq[m, s] - xq[m, t])
         if not a:
             return cls.empty()
         return cls.of_pairs(np.concatenate(a), np.concatenate(b), np.concatenate(loss))
@@ -359,7 +357,7 @@ def merge_stage(family: ObsFamily, prior, base: VarState, upd: Update, *, n_seen
             local.append(np.arange(K0))
             continue
         to = match_new(gain, C, N, match_thr, n_neighbors,
-                       overlap=lambda i, j, ov=ov: np.where(j < K0, ov(K0 + i, np.minimum(j, K0 - 1)), 0.0))
+                       overlap=lambda i, j, ov=ov: np.where(j < K0, ov(K0 + i, j), 0.0))
         fresh = to < 0
         to[fresh] = C.K + np.arange(fresh.sum())
         matched += int((~fresh).sum())
