@@ -6,6 +6,7 @@ from scipy.special import gammaln
 from bnpdist.data.synthetic import bar_topics, sample_counts
 from bnpdist.inference.merge import (Gain, Overlap, Update, VarState, match_new, merge_pairs, merge_stage,
                                      regroup, regroup_ek, relabel)
+from bnpdist.kernels.overlap import DENSE_IDS, summed_pairs
 from bnpdist.obs import Gaussian, Multinomial
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, NGGP
@@ -137,9 +138,10 @@ def _slow_overlap(idx, val):
     return out
 
 
-def test_overlap_matches_a_slow_reference_and_is_n_log_2_for_copies():
+@pytest.mark.parametrize("K", [7, 2 * DENSE_IDS])      # summed in a dense table / by sorting
+def test_overlap_matches_a_slow_reference_and_is_n_log_2_for_copies(K):
     rng = np.random.default_rng(4)
-    n, L, K = 200, 5, 7
+    n, L = 200, 5
     idx = np.full((n, L), -1, dtype=np.int32)
     val = np.zeros((n, L))
     for r in range(n):
@@ -154,7 +156,7 @@ def test_overlap_matches_a_slow_reference_and_is_n_log_2_for_copies():
     np.testing.assert_allclose(ov(b, a), ov(a, b))          # symmetric
     assert ov(np.array([0]), np.array([0]))[0] == 0.0        # a cluster with itself
     # renumbering sums pairs that meet and drops pairs that become one cluster
-    t = np.array([0, 0, 1, 2, 3, 4, 5])
+    t = np.r_[0, 0, np.arange(1, K - 1)]                     # clusters 0 and 1 become one
     moved = ov.renumbered(t)
     assert moved(np.array([0]), np.array([0]))[0] == 0.0
     np.testing.assert_allclose(moved(np.array([0]), np.array([1])), ov(np.array([0, 1]), np.array([2, 2])).sum())
@@ -173,3 +175,18 @@ def test_overlapping_blobs_are_not_merged_for_the_partition_prior_alone():
     m = BNPMixture(obs=Gaussian(covariance="diag"), hyperparameters="fixed", random_state=0).fit(X)
     assert m.n_clusters_ >= 5
     assert normalized_mutual_info_score(y, m.labels_) > 0.70
+
+
+@pytest.mark.parametrize("top", [40, 3 * DENSE_IDS])
+def test_summed_pairs_equals_numpy_unique_and_bincount_bit_for_bit(top):
+    """The kernel sums each pair's entries in input order, as np.bincount does."""
+    rng = np.random.default_rng(9)
+    a, b = rng.integers(-1, top, 5000), rng.integers(-1, top, 5000)
+    loss = rng.exponential(size=5000)
+    ok = (a >= 0) & (b >= 0) & (a != b)
+    ref_codes, inv = np.unique((np.minimum(a, b)[ok] << 32) | np.maximum(a, b)[ok], return_inverse=True)
+    codes, sums = summed_pairs(a, b, loss)
+    np.testing.assert_array_equal(codes, ref_codes)
+    np.testing.assert_array_equal(sums, np.bincount(inv.ravel(), weights=loss[ok], minlength=len(ref_codes)))
+    empty = summed_pairs(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    assert len(empty[0]) == len(empty[1]) == 0

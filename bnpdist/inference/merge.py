@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from scipy.special import gammaln, xlogy
+from scipy.special import gammaln
 
+from ..kernels.overlap import overlap_terms, summed_pairs
 from ..obs.base import ObsFamily, SuffStats
 
 #: candidate partners per cluster for merge gains
@@ -105,34 +106,15 @@ class Overlap:
     @classmethod
     def of_pairs(cls, a: np.ndarray, b: np.ndarray, loss: np.ndarray) -> "Overlap":
         """Summed over repeated pairs; pairs with a == b or an end < 0 are left out."""
-        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        ok = (a >= 0) & (b >= 0) & (a != b)
-        lo, hi = np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])
-        codes, inv = np.unique((lo << 32) | hi, return_inverse=True)
-        return cls(codes, np.bincount(inv.ravel(), weights=np.asarray(loss, dtype=np.float64)[ok],
-                                      minlength=len(codes)))
+        return cls(*summed_pairs(np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64),
+                                 np.ascontiguousarray(loss, dtype=np.float64)))
 
     @classmethod
     def of_rows(cls, idx: np.ndarray, val: np.ndarray) -> "Overlap":
-        """From rows' responsibilities ``idx`` (n, L) cluster ids (−1: empty slot), ``val`` (n, L)."""
-        idx, val = np.asarray(idx), np.asarray(val)
-        live = (idx >= 0) & (val > 0.0)
-        rows = np.flatnonzero(live.sum(1) >= 2)
-        slots = np.flatnonzero(live[rows].any(0))      # slots some row of two or more uses
-        I, Q, live = idx[rows][:, slots], val[rows][:, slots], live[rows][:, slots]
-        xq = xlogy(Q, Q)
-        a, b, loss = [], [], []
-        for s in range(I.shape[1] - 1):
-            for t in range(s + 1, I.shape[1]):
-                m = live[:, s] & live[:, t]
-                if m.any():
-                    a.append(I[m, s])
-                    b.append(I[m, t])
-                    q = Q[m, s] + Q[m, t]
-                    loss.append(xlogy(q, q) - xq[m, s] - xq[m, t])
-        if not a:
-            return cls.empty()
-        return cls.of_pairs(np.concatenate(a), np.concatenate(b), np.concatenate(loss))
+        """From rows' responsibilities ``idx`` (n, L) cluster ids (−1: empty slot), ``val`` (n, L)
+        (the per-row terms: :func:`bnpdist.kernels.overlap.overlap_terms`)."""
+        return cls.of_pairs(*overlap_terms(np.ascontiguousarray(idx),
+                                           np.ascontiguousarray(val, dtype=np.float64)))
 
     @classmethod
     def empty(cls) -> "Overlap":
