@@ -230,3 +230,34 @@ def test_stream_in_batches_continues_state():
         assert state.EK == pytest.approx(state.ek.sum())
         assert state.U == prior.u_hat(state.n_seen, state.EK)
         assert state.stats.n.sum() == pytest.approx(state.n_seen)
+
+
+@pytest.mark.parametrize("data,prior,eps", CASES)
+def test_scan_in_row_chunks_is_the_scan_over_the_whole_block(data, prior, eps, monkeypatch):
+    """ADF scans a partition ROWS_PER_SCAN rows at a time (its responsibility buffer no larger
+    than that unless they are kept): the statistics, the new clusters and the kept
+    responsibilities do not depend on the chunk size, and the overlap only by summation order."""
+    import bnpdist.algorithms.variational as variational
+    X, fam = bars(n=200) if data == "bars" else blobs(n=200)
+
+    def fit(record):
+        upd, resp = adf_partition(X, fam, prior, VarState.empty(fam), epsilon=eps, full=True, record=record)
+        return upd, resp
+    whole, whole_resp = fit(True)
+    monkeypatch.setattr(variational, "ROWS_PER_SCAN", 7)
+    for record in (True, False):
+        upd, resp = fit(record)
+        assert upd.new[0].K == whole.new[0].K > 1
+        for name, a in whole.new[0].arrays.items():
+            np.testing.assert_array_equal(upd.new[0][name], a)
+        np.testing.assert_array_equal(upd.new_ek[0], whole.new_ek[0])
+        (a, b), (c, d) = upd.overlap[0].pairs(), whole.overlap[0].pairs()
+        assert len(c) > 0
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, d)
+        np.testing.assert_allclose(upd.overlap[0].loss, whole.overlap[0].loss, rtol=1e-12)
+        if record:
+            np.testing.assert_array_equal(resp[0], whole_resp[0])
+            np.testing.assert_array_equal(resp[1], whole_resp[1])
+        else:
+            assert resp is None

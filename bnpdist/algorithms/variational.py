@@ -94,6 +94,9 @@ from ..obs.base import ObsFamily, SuffStats
 DROP = 1e-10
 #: responsibilities kept per row (the largest); also the width of EP's local contributions
 MAX_KEEP = 16
+#: rows per ADF scan call: unless the responsibilities are kept, ADF holds them for this many
+#: rows at a time (192 B a row), whatever the partition's size
+ROWS_PER_SCAN = 65536
 
 
 #: ε when none is given is max(σ, DEFAULT_EPSILON), or max(σ, COUNT_EPSILON) for count data
@@ -147,28 +150,34 @@ def adf_partition(block, family: ObsFamily, prior, state: VarState, *, epsilon: 
     """
     eps = check_epsilon(epsilon, prior.sigma, family)
     lpr, add = family.row_kernels
-    get_row, xa, xb, indptr = row_access(block)
     n = n_rows(block)
     K0 = K = state.stats.K
     kstate = family.kernel_state(state.stats, capacity(K0))
     ek = np.zeros(kstate[0].shape[0])
     ek[:K0] = state.ek
-    idx, val = np.full((n, max_keep), -1, dtype=np.int32), np.zeros((n, max_keep))
-    rows = np.arange(n, dtype=np.int64)
-    U, EK, done = float(state.U), state.EK, 0
-    hyper = family.kernel_hyper()
-    while True:
-        i, K, U, EK = adf_scan(lpr, add, get_row, xa, xb, indptr, rows[done:], hyper, kstate, K, ek,
-                               prior.kernel_params(), U, float(state.n_seen + done), EK, eps, drop,
-                               idx, val)
-        done += i
-        if done == n:
-            break
-        kstate, (ek,) = grow(family, kstate, K, [ek])
+    shape = (n if record else min(n, ROWS_PER_SCAN), max_keep)
+    idx, val = np.full(shape, -1, dtype=np.int32), np.zeros(shape)
+    U, EK, hyper, overlaps = float(state.U), state.EK, family.kernel_hyper(), []
+    for start in range(0, n, ROWS_PER_SCAN):
+        stop = min(n, start + ROWS_PER_SCAN)
+        get_row, xa, xb, indptr = row_access(row_range(block, start, stop))
+        rows = np.arange(stop - start, dtype=np.int64)
+        ci, cv = (idx[start:stop], val[start:stop]) if record else (idx[:stop - start], val[:stop - start])
+        done = 0
+        while True:
+            i, K, U, EK = adf_scan(lpr, add, get_row, xa, xb, indptr, rows[done:], hyper, kstate, K, ek,
+                                   prior.kernel_params(), U, float(state.n_seen + start + done), EK, eps,
+                                   drop, ci, cv)
+            done += i
+            if done == stop - start:
+                break
+            kstate, (ek,) = grow(family, kstate, K, [ek])
+        overlaps.append(Overlap.of_rows(ci, cv))
     S = family.stats_from_state(kstate, K)
     old = S.take(np.arange(K0))
+    overlap = overlaps[0] if len(overlaps) == 1 else sum(overlaps, Overlap.empty())
     upd = Update(old if full else old - state.stats, (S.take(np.arange(K0, K)),),
-                 (ek[K0:K].copy(),), None, n, (Overlap.of_rows(idx, val),))
+                 (ek[K0:K].copy(),), None, n, (overlap,))
     return upd, ((idx, val) if record else None)
 
 
