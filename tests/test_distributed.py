@@ -1,5 +1,6 @@
 """The distributed primitive on in-process LocalClusters: partitions, map, tree reduction, seeds."""
 import operator
+import time
 
 import dask.array as da
 import numpy as np
@@ -189,6 +190,26 @@ def test_validate_raises_first_error_in_partition_order(engine):
     d = DistData(futures, "dense", 1, (1,) * 5, "t")
     with pytest.raises(CorpusError, match="part-1.parquet: row group 0: column 'counts'"):
         engine.validate(d)
+
+
+def fail_in_order_fn(block, _seed):
+    """Partitions 1 and 2 fail, 2 at once and 1 only after a while."""
+    i = int(block[0, 0])
+    if i == 1:
+        time.sleep(0.5)
+    if i >= 1:
+        raise ValueError(f"partition {i} failed")
+    return [i]
+
+
+def test_map_gather_and_reduce_raise_the_first_failure_in_partition_order(engine):
+    """Partition 2 fails first in time; the error raised is partition 1's, every time."""
+    d = engine.partitions(np.repeat(np.arange(3.0), 2)[:, None], n_partitions=3)
+    for run in range(2):
+        with pytest.raises(ValueError, match="partition 1 failed"):
+            engine.map_gather(fail_in_order_fn, d, pass_id=run)
+        with pytest.raises(ValueError, match="partition 1 failed"):
+            engine.map_reduce(fail_in_order_fn, d, pass_id=10 + run)
 
 
 def test_parquet_one_partition_per_row_group(engine, rng, tmp_path):

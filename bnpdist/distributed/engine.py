@@ -105,6 +105,17 @@ def _wait_for_workers(client: Client, scheduler: str, timeout: float | None) -> 
             "--scheduler for a local cluster") from None
 
 
+def first_failure(futures) -> None:
+    """Once one of ``futures`` has failed: raise the error of the first that fails in partition
+    order, waiting for each in turn (which task fails first in time depends on the scheduling,
+    so a bare gather names whichever bad partition finished first).  Returns when none failed
+    (the error came from elsewhere, e.g. a combine task)."""
+    for f in futures:
+        exc = f.exception() if isinstance(f, Future) else None
+        if exc is not None:
+            raise exc from None
+
+
 class DaskEngine(Engine):
     """A Dask client plus the partition / map / tree-reduce primitives.
 
@@ -218,14 +229,11 @@ class DaskEngine(Engine):
     def validate(self, data: DistData) -> DistData:
         """Wait for every partition, raising the first error in partition order; out of core
         nothing is read here: each task's read checks its piece, so the first map over the data
-        raises a bad piece's error (the first one gathered, not necessarily the first in partition
-        order) before any later work."""
+        raises the first bad piece's error in partition order (:func:`first_failure`) before any
+        later work."""
         if self.out_of_core is not None and data.corpus is not None:
             return data
-        for f in data.futures:  # in order: the first failure in order is known once seen
-            exc = f.exception()
-            if exc is not None:
-                raise exc
+        first_failure(data.futures)
         return data
 
     def labels(self, data: DistData, y=None) -> DistData:
@@ -295,8 +303,13 @@ class DaskEngine(Engine):
 
     def reduce(self, futures: list[Future], combine: Callable = operator.add, *,
                fan_in: int = FAN_IN):
-        """Tree-reduce ``futures`` on the cluster in partition order; return the result."""
-        return self.fold(futures, combine, fan_in=fan_in).result()
+        """Tree-reduce ``futures`` on the cluster in partition order; return the result (a
+        failed partition's error: the first in partition order)."""
+        try:
+            return self.fold(futures, combine, fan_in=fan_in).result()
+        except Exception:
+            first_failure(futures)
+            raise
 
     def fold(self, futures: list[Future], combine: Callable = operator.add, *,
              fan_in: int = FAN_IN) -> Future:
@@ -312,7 +325,12 @@ class DaskEngine(Engine):
         """Task results in order; with ``select``, one task collects ``select`` of each."""
         items = list(items)
         if select is None:
-            return [loaded(v) for v in self.client.gather(items)]
+            try:
+                values = self.client.gather(items)
+            except Exception:
+                first_failure(items)
+                raise
+            return [loaded(v) for v in values]
         key = f"select-{tokenize(select, [getattr(f, 'key', f) for f in items])}"
         return self.client.submit(_select_list, select, *items, key=key).result()
 

@@ -106,7 +106,7 @@ class Engine(Protocol):
         """Wait until every partition is loaded; raise the first error in partition order (a
         Parquet partition's ``CorpusError``), so bad input is refused before any work.  Out of
         core, where every task reads its partition again, nothing is read here: the first map
-        over the data raises a bad partition's error (with several bad ones, not necessarily the first)."""
+        over the data raises the first bad partition's error in partition order."""
 
     def labels(self, data: DistData, y=None) -> DistData:
         """Row labels partitioned like ``data``: ``y`` split, or the Parquet label column."""
@@ -129,7 +129,8 @@ class Engine(Protocol):
 
     def reduce(self, items: Sequence, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
         """Fold the partitions' results ``items`` with ``combine`` as a tree, in partition order
-        (consecutive runs of ``fan_in``, left to right); return the value."""
+        (consecutive runs of ``fan_in``, left to right); return the value.  Where partitions
+        failed, the error raised is the first failed partition's in partition order."""
 
     def fold(self, items: Sequence, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
         """:meth:`reduce`, the result left where it was computed: a handle (pass it to
@@ -144,7 +145,8 @@ class Engine(Protocol):
 
     def gather(self, items: Sequence, select: Callable | None = None) -> list:
         """The values of ``items`` in order; with ``select``, ``select(value)`` of each, computed
-        where the values lie (only the selected parts travel)."""
+        where the values lie (only the selected parts travel).  Where partitions failed, the
+        error raised is the first failed partition's in partition order."""
 
     def per_partition(self, data: DistData, items: Sequence) -> DistData:
         """Per-partition values or handles ``items`` as a DistData partitioned like ``data``."""
