@@ -3,11 +3,12 @@ league peer, run in a child process.
 
 bnpy 0.1.7 is optional and installs with ``pip install --no-deps bnpy`` (its declared
 requirements pull in documentation and notebook tools it does not need to fit). Its code
-predates Python 3.11 and NumPy 1.24, so the child applies a shim before importing it: a
-``six`` module with ``text_type = str`` (the one name bnpy uses), ``inspect.getargspec``
-(removed in Python 3.11) and the NumPy aliases ``np.float``, ``np.int``, ``np.bool``... (removed
-in NumPy 1.24). The child process keeps those patches, and bnpy's log files and console output,
-away from the caller.
+predates Python 3.11 and NumPy 1.24, so the child applies a shim before importing it: where
+``six`` is not installed, a ``six`` module with ``text_type = str`` (the one name bnpy itself
+uses; where it is, the real one, which other modules bnpy imports need whole),
+``inspect.getargspec`` (removed in Python 3.11) and the NumPy aliases ``np.float``, ``np.int``,
+``np.bool``... (removed in NumPy 1.24). The child process keeps those patches, and bnpy's log
+files and console output, away from the caller.
 
     python bnpdist/league/bnpy_peer.py IN.npz OUT.npz   # what bnpy_labels runs
 """
@@ -59,9 +60,10 @@ def bnpy_labels(ls, seed: int) -> np.ndarray:
 def _shim() -> None:
     import inspect
     import types
-    six = types.ModuleType("six")
-    six.text_type = str
-    sys.modules.setdefault("six", six)
+    if importlib.util.find_spec("six") is None:     # the real one where installed: bnpy's
+        six = types.ModuleType("six")               # imports use more of it
+        six.text_type = str
+        sys.modules["six"] = six
     if not hasattr(inspect, "getargspec"):
         inspect.getargspec = lambda f: tuple(inspect.getfullargspec(f)[:4])
     for name, value in {"float": float, "int": int, "bool": bool, "object": object,
