@@ -53,8 +53,9 @@ loop: the search above runs for each structure, and the best of the two is kept.
 Ties are won by the candidate nearest the defaults, so a flat or noisy direction (often the
 mass a) costs three candidates, not a walk; for count data σ's ties go to :data:`COUNT_SIGMA`.
 The Gaussian's NIW scale is searched as the within-cluster fraction c (E[Σ] = c·C of the data
-covariance C); κ0 keeps its vague default (:data:`~bnpdist.obs.gaussian.KAPPA0`): the evidence
-prefers larger κ0, whose weaker Occam factor per cluster over-splits.
+covariance C); κ0 keeps its vague default (:data:`~bnpdist.obs.gaussian.KAPPA0`, tied to c below
+the default c: :func:`~bnpdist.obs.gaussian.default_kappa0`): the evidence prefers larger κ0,
+whose weaker Occam factor per cluster over-splits.
 
 Candidates of one grid are independent: each is an ``engine.map`` task on a one-partition copy
 of the subsample, so they run in parallel as Dask tasks on a cluster (sequentially in process

@@ -90,6 +90,12 @@ def test_resolve_defaults(rng):
     np.testing.assert_allclose(fam.Lambda0 / (fam.nu0 - 4 - 1), 0.1 * cov)      # E[Σ] = 0.1·cov
     kept = Gaussian(kappa0=2.0, nu0=9.0).resolve(DataSummary(200, 4, "dense", mean=mean, cov=cov))
     assert kept.kappa0 == 2.0 and kept.nu0 == 9.0
+    # κ0 follows c below the default c (the prior spread of the means E[Σ]/κ0 at least 10·C), not above
+    summary = DataSummary(200, 4, "dense", mean=mean, cov=cov)
+    for covariance in ("full", "diag"):
+        for c, kappa0 in ((0.025, 0.0025), (0.1, 0.01), (0.4, 0.01)):
+            assert Gaussian(covariance=covariance).resolve(summary, cov_fraction=c).kappa0 == pytest.approx(kappa0)
+        assert Gaussian(covariance=covariance, kappa0=2.0).resolve(summary, cov_fraction=0.025).kappa0 == 2.0
     np.testing.assert_allclose(kept.Lambda0 / (9.0 - 4 - 1), 0.1 * cov)
     # singular covariance (a duplicated column) gets a ridge; unknown summaries fall back to I and 0
     Xs = np.column_stack([X, X[:, 0]])
