@@ -106,8 +106,8 @@ class Overlap:
     @classmethod
     def of_pairs(cls, a: np.ndarray, b: np.ndarray, loss: np.ndarray) -> "Overlap":
         """Summed over repeated pairs; pairs with a == b or an end < 0 are left out."""
-        return cls(*summed_pairs(np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64),
-                                 np.ascontiguousarray(loss, dtype=np.float64)))
+        a, b = (np.ascontiguousarray(v, dtype=np.int64) for v in (a, b))
+        return cls(*summed_pairs(a, b, np.ascontiguousarray(loss, dtype=np.float64)))
 
     @classmethod
     def of_rows(cls, idx: np.ndarray, val: np.ndarray) -> "Overlap":
