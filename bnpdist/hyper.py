@@ -433,6 +433,8 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     record.update(subsample=n_rows(sub), n_train=s.n_train, chosen=chosen, score=s.scores[_key(pos)],
                   default_score=s.scores[_key(default)],
                   neighbours=[s.values(p) for p in _neighbours(s, pos) if fitted is None],
+                  cov_fraction_range=([MIN_COV_FRACTION, s.max_c] if "obs.cov_fraction" in free and fitted is None
+                                      else None),
                   candidates=[{"values": v, "score": sc} for v, sc in s.tried],
                   seconds=time.perf_counter() - tic, cpu_seconds=time.process_time() - cpu)
     return family, prior, record

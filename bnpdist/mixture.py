@@ -184,6 +184,15 @@ def _assign_part(block, seed, family, stats: SuffStats, logw: np.ndarray):
     return labels.astype(np.int64), P[np.arange(len(P)), labels]
 
 
+def _fraction_step(chosen: dict, kept: dict) -> float | None:
+    """The factor (2 or ½) from the search's ``chosen`` θ to a neighbour ``kept`` that differs
+    from it in the within-cluster fraction c alone; None otherwise."""
+    if kept is chosen or "obs.cov_fraction" not in chosen:
+        return None
+    same = all(kept.get(k) == v for k, v in chosen.items() if k != "obs.cov_fraction")
+    return kept["obs.cov_fraction"] / chosen["obs.cov_fraction"] if same else None
+
+
 def _e_step_part(block, seed, family, prior, stats: SuffStats) -> tuple:
     """:func:`~bnpdist.hyper.e_step_terms` of one partition."""
     return e_step_terms(family, prior, stats, as_block(block))
@@ -553,7 +562,11 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         are fitted too, each scored by the variational bound of its final state
         (:meth:`_soft_bound`), and the best replaces the chosen fit when it leads by more than
         :data:`~bnpdist.hyper.TIE_NATS`
-        (type-II maximum likelihood over the fits, Kass & Raftery 1995's tie).  The log joint
+        (type-II maximum likelihood over the fits, Kass & Raftery 1995's tie).  When the kept
+        neighbour differs from the chosen θ in c alone, the fits go on in that direction (×2 or
+        ½, inside the search's range ``hyper_search_["cov_fraction_range"]``) while each leads the
+        last by more than TIE_NATS: on quantile-normalised breast cancer the search chose c 0.0125
+        (K 57, NMI 0.13) and the fits climb to c 0.8 (K 17, NMI 0.45).  The log joint
         of the hard partition would charge clusters that share rows the partition prior's
         N·H(n_k/N) with nothing back, which the bound's entropy term gives back.
         ``resolved``: (prior, family, summary) before the search; ``snap``/``labels``: the
@@ -564,15 +577,26 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         labels = self._hard_labels(engine, data) if labels is None else labels
         fits = [(self._soft_bound(engine, data), rec["chosen"], self._fitted_state(), snap, labels)]
         prior0, family0, summary = resolved
-        for values in rec["neighbours"]:
-            values = {**rec["chosen"], **values}
+
+        def refit(values):
             family, prior = build(family0, prior0, values, self.obs, summary)
             self.history_, self.n_iter_ = [], 0
             snap, labels, _ = yield from self._fit_once(engine, data, family, prior, config, None)
             labels = self._hard_labels(engine, data) if labels is None else labels
             fits.append((self._soft_bound(engine, data), values, self._fitted_state(), snap, labels))
+            return fits[-1]
+
+        for values in rec["neighbours"]:
+            yield from refit({**rec["chosen"], **values})
         lead = max(fits[1:], key=lambda f: f[0])
         best = lead if lead[0] > fits[0][0] + TIE_NATS else fits[0]
+        step = _fraction_step(rec["chosen"], best[1])
+        lo, hi = rec.get("cov_fraction_range") or (0.0, 0.0)
+        while step is not None and lo * (1 - 1e-9) <= best[1]["obs.cov_fraction"] * step <= hi * (1 + 1e-9):
+            nxt = yield from refit({**best[1], "obs.cov_fraction": best[1]["obs.cov_fraction"] * step})
+            if nxt[0] <= best[0] + TIE_NATS:
+                break
+            best = nxt
         rec.update(search_choice=rec["chosen"], chosen=best[1],
                    refits=[{"values": f[1], "bound": f[0]} for f in fits])
         self.__dict__.update(best[2])

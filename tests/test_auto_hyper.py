@@ -228,7 +228,9 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     rec = est.hyper_search_
     assert rec["search_choice"] in [c["values"] for c in rec["candidates"]]
     refits = {tuple(sorted(f["values"].items())): f["bound"] for f in rec["refits"]}
-    assert len(refits) == 1 + len(rec["neighbours"]) >= 3
+    # the chosen θ, its neighbours, and one step on from the kept neighbour (c 0.2), which did not lead
+    assert len(refits) == 2 + len(rec["neighbours"]) >= 4
+    assert rec["refits"][-1]["values"] == {**rec["chosen"], "obs.cov_fraction": rec["chosen"]["obs.cov_fraction"] / 2}
     searched = refits[tuple(sorted(rec["search_choice"].items()))]
     best = max(refits.values())
     assert rec["chosen"] != rec["search_choice"] and refits[tuple(sorted(rec["chosen"].items()))] == best
@@ -249,3 +251,18 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     full = BNPMixture(obs=Gaussian(covariance="full"), random_state=0).fit(X).hyper_search_
     assert {v["obs.cov_fraction"] / full["search_choice"]["obs.cov_fraction"] for v in full["neighbours"]} <= {0.5, 2.0}
     assert all(set(v) == {"obs.cov_fraction"} for v in full["neighbours"])
+
+
+def test_fraction_step_and_the_searched_range_of_c():
+    """The final fits walk on in c only from a neighbour that differs from the search's choice in
+    c alone, inside the range the record states."""
+    from bnpdist.mixture import _fraction_step
+    chosen = {"obs.covariance": "full", "obs.cov_fraction": 0.1}
+    assert _fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.2}) == 2.0
+    assert _fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.05}) == 0.5
+    assert _fraction_step(chosen, {**chosen, "obs.covariance": "diag"}) is None
+    assert _fraction_step(chosen, chosen) is None
+    X, _ = make_blobs(300, centers=3, random_state=0)
+    rec = BNPMixture(random_state=0).fit(X).hyper_search_
+    assert rec["cov_fraction_range"] == [0.01, 0.8]
+    assert all(0.01 <= r["values"]["obs.cov_fraction"] <= 0.8 for r in rec["refits"])
