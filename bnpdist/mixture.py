@@ -571,7 +571,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         N·H(n_k/N) with nothing back, which the bound's entropy term gives back.
         ``resolved``: (prior, family, summary) before the search; ``snap``/``labels``: the
         chosen fit's.  The record's ``chosen`` becomes the kept fit's θ (``search_choice``: the
-        search's) and ``refits`` lists each fit's θ and bound.  Yields the neighbours' fits'
+        search's) and ``refits`` lists each fit's θ and bound.  Yields the neighbours' and the walk's fits'
         snapshots (for progress); returns the kept fit's final snapshot and its hard labels."""
         rec = self.hyper_search_
         labels = self._hard_labels(engine, data) if labels is None else labels
