@@ -187,7 +187,7 @@ def _assign_part(block, seed, family, stats: SuffStats, logw: np.ndarray):
 def _fraction_step(chosen: dict, kept: dict) -> float | None:
     """The factor (2 or ½) from the search's ``chosen`` θ to a neighbour ``kept`` that differs
     from it in the within-cluster fraction c alone; None otherwise."""
-    if kept is chosen or "obs.cov_fraction" not in chosen:
+    if kept == chosen or "obs.cov_fraction" not in chosen:
         return None
     same = all(kept.get(k) == v for k, v in chosen.items() if k != "obs.cov_fraction")
     return kept["obs.cov_fraction"] / chosen["obs.cov_fraction"] if same else None

@@ -175,9 +175,8 @@ def adf_partition(block, family: ObsFamily, prior, state: VarState, *, epsilon: 
         overlaps.append(Overlap.of_rows(ci, cv))
     S = family.stats_from_state(kstate, K)
     old = S.take(np.arange(K0))
-    overlap = overlaps[0] if len(overlaps) == 1 else sum(overlaps, Overlap.empty())
     upd = Update(old if full else old - state.stats, (S.take(np.arange(K0, K)),),
-                 (ek[K0:K].copy(),), None, n, (overlap,))
+                 (ek[K0:K].copy(),), None, n, (sum(overlaps, Overlap.empty()),))
     return upd, ((idx, val) if record else None)
 
 
