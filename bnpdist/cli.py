@@ -192,7 +192,8 @@ def model_options(f):
         click.option("--n-iter", type=int, cls=LibraryDefault,
                      help="ep: passes in all (the ADF pass included); samplers: sweeps."),
         click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01); counts: max(σ, 0.5)",
-                     help="New-cluster threshold ε ≥ σ."),
+                     help="New-cluster threshold ε ≥ σ of the ADF pass; EP drops clusters "
+                          "below ε and opens one only when q(new) > max(ε, 0.5)."),
         click.option("--merge-threshold", type=float, cls=LibraryDefault,
                      help="Merge clusters whose marginal-likelihood gain exceeds this (nats)."),
         click.option("--batch-size", type=int, default=None, show_default="whole partition",

@@ -71,6 +71,10 @@ STREAM_REFIT_ROWS = SUBSAMPLE
 #: refit scores) stay at most this many: refitting 2,000 news articles at each of ten batches, at
 #: 600 clusters, took over 300 CPU s
 STREAM_REFIT_WORK = 2000 * 200
+#: the final fits' walk in c (:meth:`BNPMixture._choose_by_fit`) stops after this many fits in a
+#: row that do not lead the best by more than TIE_NATS: the bound is not monotone in c (quantile-
+#: normalised breast cancer: c 0.05, 0.1, 0.2 give −6,202, −6,233, −5,760; docs/QUALITY.md)
+WALK_PATIENCE = 2
 #: ``n_iter=None``: the algorithm's own default, EP passes (the ADF pass included) or sampler
 #: sweeps (enough for the samplers' point estimate to settle on the quality league's sets,
 #: docs/SAMPLERS.md); ADF makes one pass whatever ``n_iter``
@@ -243,8 +247,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         EP passes)
     n_iter : passes in all for "ep" (the ADF pass included), sweeps for the samplers; None: the
         algorithm's default (:data:`DEFAULT_N_ITER`: 20 EP passes, 100 sweeps); unused by "adf"
-    epsilon : new-cluster threshold ε ≥ σ; None → max(σ, 0.01), for count data (bag-of-words
-        families) max(σ, 0.5)
+    epsilon : new-cluster threshold ε ≥ σ of the ADF pass, and EP's: a cluster whose expected
+        count falls below ε is dropped, and EP's passes open one only when q(new) > max(ε, 0.5)
+        (``variational.EP_OPEN``); None → max(σ, 0.01), for count data (bag-of-words families)
+        max(σ, 0.5)
     merge_threshold : log marginal-likelihood gain less the assignment entropy the merge removes
         (nats) above which clusters merge (merge stage and the merge step of Tank et al. 2015);
         None disables the merge step (partitions' new clusters are still matched, at gain > 0)
@@ -564,9 +570,10 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         :data:`~bnpdist.hyper.TIE_NATS`
         (type-II maximum likelihood over the fits, Kass & Raftery 1995's tie).  When the kept
         neighbour differs from the chosen θ in c alone, the fits go on in that direction (×2 or
-        ½, inside the search's range ``hyper_search_["cov_fraction_range"]``) while each leads the
-        last by more than TIE_NATS: on quantile-normalised breast cancer the search chose c 0.0125
-        (K 57, NMI 0.13) and the fits climb to c 0.8 (K 17, NMI 0.45).  The log joint
+        ½, inside the search's range ``hyper_search_["cov_fraction_range"]``) until
+        :data:`WALK_PATIENCE` fits in a row fail to lead the best by more than TIE_NATS: on
+        quantile-normalised breast cancer the search chose c 0.0125 (K 57, NMI 0.13) and the
+        fits climb to c 0.8 (K 17, NMI 0.45).  The log joint
         of the hard partition would charge clusters that share rows the partition prior's
         N·H(n_k/N) with nothing back, which the bound's entropy term gives back.
         ``resolved``: (prior, family, summary) before the search; ``snap``/``labels``: the
@@ -592,11 +599,15 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         best = lead if lead[0] > fits[0][0] + TIE_NATS else fits[0]
         step = _fraction_step(rec["chosen"], best[1])
         lo, hi = rec.get("cov_fraction_range") or (0.0, 0.0)
-        while step is not None and lo * (1 - 1e-9) <= best[1]["obs.cov_fraction"] * step <= hi * (1 + 1e-9):
-            nxt = yield from refit({**best[1], "obs.cov_fraction": best[1]["obs.cov_fraction"] * step})
-            if nxt[0] <= best[0] + TIE_NATS:
+        at, misses = best[1], 0
+        while step is not None and lo * (1 - 1e-9) <= at["obs.cov_fraction"] * step <= hi * (1 + 1e-9):
+            at = {**at, "obs.cov_fraction": at["obs.cov_fraction"] * step}
+            nxt = yield from refit(at)
+            misses = 0 if nxt[0] > best[0] + TIE_NATS else misses + 1
+            if misses == 0:
+                best = nxt
+            elif misses == WALK_PATIENCE:
                 break
-            best = nxt
         rec.update(search_choice=rec["chosen"], chosen=best[1],
                    refits=[{"values": f[1], "bound": f[0]} for f in fits])
         self.__dict__.update(best[2])

@@ -228,9 +228,13 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     rec = est.hyper_search_
     assert rec["search_choice"] in [c["values"] for c in rec["candidates"]]
     refits = {tuple(sorted(f["values"].items())): f["bound"] for f in rec["refits"]}
-    # the chosen θ, its neighbours, and one step on from the kept neighbour (c 0.2), which did not lead
-    assert len(refits) == 2 + len(rec["neighbours"]) >= 4
-    assert rec["refits"][-1]["values"] == {**rec["chosen"], "obs.cov_fraction": rec["chosen"]["obs.cov_fraction"] / 2}
+    # the chosen θ, its neighbours, and WALK_PATIENCE steps on from the kept neighbour (c 0.2 and
+    # 0.1), neither of which led
+    from bnpdist.mixture import WALK_PATIENCE
+    assert len(refits) == 1 + len(rec["neighbours"]) + WALK_PATIENCE >= 5
+    c = rec["chosen"]["obs.cov_fraction"]
+    assert [f["values"] for f in rec["refits"][-WALK_PATIENCE:]] == [
+        {**rec["chosen"], "obs.cov_fraction": c / 2 ** (i + 1)} for i in range(WALK_PATIENCE)]
     searched = refits[tuple(sorted(rec["search_choice"].items()))]
     best = max(refits.values())
     assert rec["chosen"] != rec["search_choice"] and refits[tuple(sorted(rec["chosen"].items()))] == best

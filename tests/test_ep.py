@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from bnpdist.algorithms.variational import DROP, MAX_KEEP, adf_stream
+from bnpdist.algorithms.variational import DROP, EP_OPEN, MAX_KEEP, adf_stream
 from bnpdist.algorithms.variational import ep_partition, ep_stream, relative_change
 from bnpdist.kernels.scan import row_access
 from bnpdist.priors import DP, NGGP
@@ -24,8 +24,9 @@ def row(X, i):
 
 
 def ref_ep_pass(family, prior, X, state, resp, eps, order):
-    """Slow EP pass: cavity, new q from cavity weights and log-marginal predictives, add back
-    (a row that opens a cluster while one of its clusters has cavity count < ε re-opens into it)."""
+    """Slow EP pass: cavity, new q from cavity weights and log-marginal predictives, add back;
+    a row opens a cluster when q(new) > max(ε, EP_OPEN), and one that opens a cluster while one of
+    its clusters has cavity count < ε re-opens into it."""
     R = dense_resp(resp, X.shape[0], state.stats.K)
     stats = state.stats
     logocc = np.zeros(stats.K)
@@ -36,7 +37,8 @@ def ref_ep_pass(family, prior, X, state, resp, eps, order):
             R = np.hstack([R, np.zeros((R.shape[0], K - R.shape[1]))])
         prev = R[i, :K].copy()
         stats = stats - family.stats(x, R[i:i + 1, :K])
-        q, opened, _ = ref_assign(ref_log_pred(family, stats, x), stats.n, prior, state.U, eps, DROP, MAX_KEEP)
+        q, opened, _ = ref_assign(ref_log_pred(family, stats, x), stats.n, prior, state.U, max(eps, EP_OPEN),
+                                  DROP, MAX_KEEP)
         dying = np.where((prev > 0) & (stats.n < eps), prev, 0.0)
         if opened and dying.max() > 0:  # re-open into the row's own cluster that would be dropped
             own = int(np.argmax(dying))

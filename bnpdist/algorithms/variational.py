@@ -105,6 +105,14 @@ ROWS_PER_SCAN = 65536
 #: that 1 % opened a cluster for nearly every borderline document, which later rows rarely
 #: joined (digits as words: K = 101 for 10 digits)
 DEFAULT_EPSILON, COUNT_EPSILON = 0.01, 0.5
+#: EP's passes open a cluster only for a row more probable under a new cluster than under all
+#: the existing ones together: q(new) > max(ε, EP_OPEN); ADF's pass (the first, and a warm
+#: start's) opens at ε.  New clusters after ADF come from the split rounds and the row moves,
+#: which keep one only when it raises the log joint.  At ε = 0.01 every pass opened clusters
+#: for a few percent of tail rows, the merge stage merged about as many, and K wandered
+#: (docs/QUALITY.md, "EP opens clusters at one half"): 300 rows of one 2-d Gaussian ended at
+#: K 2–3 with 1–3-row clusters and EP unconverged on every seed (now K 1)
+EP_OPEN = 0.5
 
 
 def check_epsilon(epsilon: float | None, sigma: float, family=None) -> float:
@@ -231,7 +239,7 @@ def ep_partition(block, family: ObsFamily, prior, state: VarState, resp: tuple, 
     hyper, done = family.kernel_hyper(), 0
     while True:
         i, K = ep_scan(lpr, add, get_row, xa, xb, indptr, rows[done:], hyper, kstate, K,
-                       prior.kernel_params(), float(state.U), eps, drop, idx, val, logocc)
+                       prior.kernel_params(), float(state.U), eps, max(eps, EP_OPEN), drop, idx, val, logocc)
         done += i
         if done == n:
             break

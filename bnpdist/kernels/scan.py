@@ -250,7 +250,7 @@ def _adf_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state
 
 @numba.njit(nogil=True, cache=True)
 def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state, K,
-            prior, U, eps, drop, resp_idx, resp_val, logocc):
+            prior, U, eps, eps_open, drop, resp_idx, resp_val, logocc):
     """One EP-NRM sweep over ``rows`` (Tank et al. 2015, Sec. 3.4), Û fixed.
 
     Row r's local contribution is (``resp_idx[r]``, ``resp_val[r]``) (−1 = empty slot).
@@ -259,9 +259,10 @@ def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state,
     accumulate ``logocc[k] += log(1 − q_rk)`` (so that P(cluster k is occupied) =
     1 − exp(Σ_rows log(1 − q_rk)) under the factorised q).
 
-    Rows may open clusters (q(new) > ε), except that a row with a cluster k of cavity count
-    S_k\\r < ε — k would be dropped after the pass unless rows join it — re-opens into slot k
-    (its largest such): the new-cluster mass goes to k, whose residue (< ε) it absorbs.
+    Rows may open clusters (q(new) > ``eps_open``, which is ≥ ε), except that a row with a
+    cluster k of cavity count S_k\\r < ε — k would be dropped after the pass unless rows join
+    it — re-opens into slot k (its largest such): the new-cluster mass goes to k, whose
+    residue (< ε) it absorbs.
     Without this, every singleton is dropped and re-created under a new id on every pass and
     EP never settles.
 
@@ -288,7 +289,7 @@ def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state,
                 add_row(x1, x2, hyper, state, np.int64(k), -resp_val[r, t])
                 lw[k] = log_weight(nvec[k], sigma)
         log_pred_row(x1, x2, hyper, state, K, lp)
-        nk, opened, q_new = assign(lp, lw, K, log_new, eps, drop, L, q, keep)
+        nk, opened, q_new = assign(lp, lw, K, log_new, eps_open, drop, L, q, keep)
         if opened:
             own, best = -1, 0.0
             for t in range(L):
