@@ -603,11 +603,12 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         while step is not None and lo * (1 - 1e-9) <= at["obs.cov_fraction"] * step <= hi * (1 + 1e-9):
             at = {**at, "obs.cov_fraction": at["obs.cov_fraction"] * step}
             nxt = yield from refit(at)
-            misses = 0 if nxt[0] > best[0] + TIE_NATS else misses + 1
-            if misses == 0:
-                best = nxt
-            elif misses == WALK_PATIENCE:
-                break
+            if nxt[0] > best[0] + TIE_NATS:
+                best, misses = nxt, 0
+            else:
+                misses += 1
+                if misses == WALK_PATIENCE:
+                    break
         rec.update(search_choice=rec["chosen"], chosen=best[1],
                    refits=[{"values": f[1], "bound": f[0]} for f in fits])
         self.__dict__.update(best[2])

@@ -12,6 +12,7 @@ from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_cor
 from bnpdist import hyper
 from bnpdist.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, partition_log_joint, subsample_size
 from bnpdist.metrics import nmi
+from bnpdist.mixture import WALK_PATIENCE, _fraction_step
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, HDP, NGGP
@@ -230,7 +231,6 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     refits = {tuple(sorted(f["values"].items())): f["bound"] for f in rec["refits"]}
     # the chosen θ, its neighbours, and WALK_PATIENCE steps on from the kept neighbour (c 0.2 and
     # 0.1), neither of which led
-    from bnpdist.mixture import WALK_PATIENCE
     assert len(refits) == 1 + len(rec["neighbours"]) + WALK_PATIENCE >= 5
     c = rec["chosen"]["obs.cov_fraction"]
     assert [f["values"] for f in rec["refits"][-WALK_PATIENCE:]] == [
@@ -260,7 +260,6 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
 def test_fraction_step_and_the_searched_range_of_c():
     """The final fits walk on in c only from a neighbour that differs from the search's choice in
     c alone, inside the range the record states."""
-    from bnpdist.mixture import _fraction_step
     chosen = {"obs.covariance": "full", "obs.cov_fraction": 0.1}
     assert _fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.2}) == 2.0
     assert _fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.05}) == 0.5

@@ -2,6 +2,8 @@
 BayesianGaussianMixture (DP weights, 25 components, full covariance) and without over-splitting:
 NMI ≥ BGM's − 0.01 and K ≤ 2 × the true K, every default, on every seed tried (the quality
 league's dense target; ``bnpdist bench --what quality`` runs the full league)."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine, make_blobs
@@ -76,7 +78,6 @@ def test_one_gaussian_is_one_cluster(seed):
     """300 rows of one 2-d Gaussian: EP's passes opened clusters for tail rows at q(new) > 0.01
     and ended at K 2–3 with 1–3-row clusters, unconverged, on every seed; EP opening only at
     q(new) > 1/2 (variational.EP_OPEN) keeps one cluster, and EP converges."""
-    import warnings
     X = np.random.default_rng(seed).normal(size=(300, 2))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
