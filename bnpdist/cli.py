@@ -183,8 +183,9 @@ def model_options(f):
         click.option("--tau", type=float, default=None, show_default="1.0",
                      help="NGGP tilting τ ≥ 0 (implies --prior nggp)."),
         click.option("--family", type=click.Choice(list(BY_CLI)),
-                     default=None, show_default="multinomial for bag-of-words, bernoulli for dense 0/1, gaussian for other dense",
-                     help="Observation family."),
+                     default=None, show_default="multinomial for bag-of-words, bernoulli for dense 0/1, gaussian "
+                     "for other dense, then Student-t clusters where their evidence leads (ep, --hyperparameters auto)",
+                     help="Observation family (gaussian: Gaussian clusters only)."),
         *(click.option(f.flag, f.dest, type=float, default=None, show_default=f.default, help=f.help)
           for f in FAMILY_FLAGS),
         click.option("--w", "w", type=float, cls=LibraryDefault,

@@ -3,7 +3,7 @@
 Everything here is a function of the fitted statistics (``stats_``), the resolved family
 (``obs_``) and the weights (``weights_``), through the family's posterior means
 (:meth:`~bnpdist.obs.base.ObsFamily.posterior_mean`): ``mean``/``cov`` (Gaussian), ``mean``/``var``
-(diagonal Gaussian), ``theta`` (Multinomial), ``p`` (Bernoulli); for a Gaussian fitted on some
+(diagonal Gaussian), those and the t's ``scale`` (Student-t), ``theta`` (Multinomial), ``p`` (Bernoulli); for a Gaussian fitted on some
 of the columns (:mod:`bnpdist.obs.span`), mapped to every column by the estimator's ``lift_``.
 """
 from __future__ import annotations
@@ -49,7 +49,8 @@ class ClusterSummaries:
     def covariances_(self) -> np.ndarray:
         """Posterior mean of each cluster's covariance: E[Σ] = Λ_n/(ν_n − d − 1), (K, d, d)
         (full Gaussian), or the variances E[σ²_j], (K, d) (diagonal), as scikit-learn's
-        ``covariance_type`` "full" / "diag"."""
+        ``covariance_type`` "full" / "diag"; Student-t clusters: ν/(ν − 2) times their scale
+        (infinite for ν ≤ 2)."""
         return self._posterior(("cov", "var"), "covariances_")
 
     @property
@@ -72,7 +73,7 @@ class ClusterSummaries:
         """``(X, labels)``: ``n_samples`` rows from the fitted mixture, clusters drawn by
         ``weights_`` and rows from each cluster's posterior-mean parameters (as scikit-learn's
         ``GaussianMixture.sample``), grouped by cluster.  Gaussian N(μ_n, E[Σ]); diagonal
-        N(μ_n, diag E[σ²]); Bernoulli x_j ~ Bernoulli(p_j); Multinomial: a length
+        N(μ_n, diag E[σ²]); Student-t t_ν(μ_n, E[Σ]) (or its diagonal); Bernoulli x_j ~ Bernoulli(p_j); Multinomial: a length
         L ~ Poisson(N_k/n_k) (the cluster's mean tokens per document), then counts ~ Mult(L, θ_k),
         as CSR.  ``random_state`` None uses the estimator's ``random_state``."""
         if int(n_samples) < 1:
@@ -85,7 +86,13 @@ class ClusterSummaries:
         rows = []
         for k in np.flatnonzero(counts):
             c = int(counts[k])
-            if "cov" in m:
+            if "scale" in m:        # Student-t: N(μ, scale)/√u, u ~ Gamma(ν/2, rate ν/2)
+                u = rng.gamma(self.obs_.nu / 2, 2 / self.obs_.nu, size=(c, 1))
+                S = m["scale"][k]
+                z = (rng.multivariate_normal(np.zeros(len(S)), S, size=c) if S.ndim == 2
+                     else np.sqrt(S) * rng.standard_normal((c, len(S))))
+                rows.append(m["mean"][k] + z / np.sqrt(u))
+            elif "cov" in m:
                 rows.append(rng.multivariate_normal(m["mean"][k], m["cov"][k], size=c))
             elif "var" in m:
                 rows.append(m["mean"][k] + np.sqrt(m["var"][k]) * rng.standard_normal((c, len(m["var"][k]))))

@@ -70,6 +70,7 @@ from scipy.special import entr, logsumexp
 
 from .data.blocks import concat_rows, n_rows, take_rows
 from .distributed import LocalEngine
+from .algorithms import heavy_tails
 from .algorithms.refine import stats_log_joint
 from .algorithms.variational import VariationalRun, check_epsilon
 from .obs.gaussian import MIN_COV_FRACTION, max_cov_fraction
@@ -209,7 +210,11 @@ def bound(family, prior, terms: tuple) -> float:
 def partition_log_joint(family, prior, block, labels) -> float:
     """log p(x, z) = Σ_k log p(x_k) + log p(z) of a block and any partition ``labels`` (n,)
     integers ≥ 0 (gaps allowed): the family's marginal of each block of rows, the prior's EPPF of
-    their sizes (the unnormalised partition posterior of :func:`bnpdist.exact.exact_posterior`)."""
+    their sizes (the unnormalised partition posterior of :func:`bnpdist.exact.exact_posterior`);
+    Student-t clusters: their Laplace-integrated S(z) with the rows' scales fitted
+    (:func:`bnpdist.algorithms.heavy_tails.partition_log_joint`)."""
+    if family.name == "StudentT":
+        return heavy_tails.partition_log_joint(family, prior, block, labels)
     return stats_log_joint(family, prior, _hard(family, block, labels))
 
 

@@ -27,7 +27,7 @@ from .data import write_vocab
 from .data.sources import read_vocab
 from .data.blocks import CSRBlock, as_block, concat_rows, n_rows
 from .distributed import engine_for
-from .algorithms import subcluster
+from .algorithms import heavy_tails, subcluster
 from .algorithms.variational import VariationalRun, check_epsilon, run_adf, run_ep
 from .algorithms.refine import hard_stats, moves_apply, refine, stats_log_joint
 from .algorithms.splits import AUTO as AUTO_CUTS, CUTS, cuts_apply, cuts_for, split_clusters, split_rounds
@@ -42,8 +42,8 @@ from .hyper import SUBSAMPLE, TIE_NATS, add_terms, bound, build, e_step_terms, f
 from .inputs import check_init_labels, check_input, family_counts, family_vocab_size
 from .kernels.scan import row_access, score_scan
 from .obs import Bernoulli, Gaussian, Multinomial, family_from_dict
-from .obs.base import DataSummary, SuffStats
-from .obs.gaussian import AUTO, RESOLUTION
+from .obs.base import DataSummary, ObsFamily, SuffStats
+from .obs.gaussian import AUTO, COV_FRACTION, RESOLUTION
 from .obs.quantised import add_ranges, binary, smallest_gaps, value_range
 from .obs.span import Lift, restricted, span_columns
 from .params import Estimator
@@ -236,10 +236,13 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     Parameters
     ----------
     prior : DP | NGGP, default DP(1.0)
-    obs : Multinomial | Polya | Gaussian | Bernoulli, default Multinomial(base="corpus") for sparse / CSR
-        input, Bernoulli() for dense input whose every value is 0 or 1 (a Gaussian cluster that
-        holds a 0/1 column constant has unbounded density) and Gaussian() for other dense input;
-        data-driven defaults are filled from the data (for
+    obs : Multinomial | Polya | Gaussian | Bernoulli | StudentT, default Multinomial(base="corpus") for
+        sparse / CSR input, Bernoulli() for dense input whose every value is 0 or 1 (a Gaussian
+        cluster that holds a 0/1 column constant has unbounded density) and Gaussian() for other
+        dense input, whose ``"ep"`` fit with ``hyperparameters="auto"`` then becomes Student-t
+        clusters (:class:`~bnpdist.obs.StudentT`, ν and their scale chosen) where those lead the
+        Gaussian's evidence (heavy tails: :mod:`bnpdist.algorithms.heavy_tails`; ``obs=Gaussian()``
+        keeps the Gaussian); data-driven defaults are filled from the data (for
         ``partial_fit``: from every row seen while they number at most :data:`STREAM_REFIT_ROWS`,
         then kept; a corpus base still gains each later batch's counts).
         :class:`~bnpdist.obs.Polya` models bursty documents (words that repeat within a document)
@@ -347,7 +350,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     seed_ : the seed used
     history_ : list of dicts per snapshot: step, n_clusters, objective, rows_seen, U, EK, seconds
     hyper_search_ : dict or None, the "auto" search: free names, chosen values, every candidate
-        tried with its held-out score, the default's score, subsample size and seconds
+        tried with its held-out score, the default's score, subsample size and seconds; ``"tails"``:
+        the Student-t choice (kept, ν, c, its log joint, the Gaussian's, each c step)
     """
 
     def __init__(self, prior=None, obs=None, algorithm="ep", n_iter=None, epsilon=None,
@@ -488,6 +492,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             return None
         if self.algorithm != "ep":
             raise ValueError(f"warm_start is implemented for algorithm='ep', not {self.algorithm!r}")
+        if self.obs_.name == "StudentT":
+            raise ValueError("warm_start cannot continue Student-t clusters: EP removes a row's earlier "
+                             "contribution, whose scale depends on the cluster it was added to")
         return VarState(self.stats_, self.ek_, self.U_, self.n_rows_seen_)
 
     def _fit_snapshots(self, X, snapshot_labels: bool, init_labels=None) -> Iterator[Snapshot]:
@@ -519,13 +526,29 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             config = replace(config, init_labels=init_labels)
             self.vocabulary_ = self._vocabulary(data) or getattr(self, "vocabulary_", None)
             self.history_, self.n_iter_ = [], 0
+            given_t = family.name == "StudentT"
+            if given_t and self.algorithm != "adf":
+                if self.algorithm != "ep":
+                    raise ValueError(f"Student-t clusters are fitted by algorithm 'ep' or 'adf', not {self.algorithm!r}")
+                given_t, family = family, family.gaussian()     # EP fits the Gaussian of its prior first
             snap, labels, kept = yield from self._fit_once(engine, data, family, prior, config, warm)
             if resolved is not None and self.algorithm == "ep" and (self.hyper_search_ or {}).get("neighbours"):
                 snap, labels = yield from self._choose_by_fit(engine, data, resolved, config, snap, labels)
                 yield snap          # the kept fit's last state (the neighbours' fits were yielded after it)
+            tails = None
+            if isinstance(given_t, ObsFamily):
+                labels, tails = self._given_tails(engine, data, given_t, labels)
+            elif resolved is not None and self.algorithm == "ep" and self.obs is None and self.hyper_search_ \
+                    and heavy_tails.applies(self.obs_, self.prior_):
+                labels, tails = self._heavy_tails(engine, data, labels)
             sampler = self.algorithm in SAMPLERS
             self.converged_ = True if self.algorithm == "adf" else None
-            if self.algorithm == "ep":
+            if self.algorithm == "ep" and tails is not None:     # the t clusters replaced the EP fit
+                self.converged_ = tails.converged
+                if not self.converged_:
+                    warnings.warn(f"the Student-t clusters' moves had not settled after {heavy_tails.ROUNDS} rounds",
+                                  ConvergenceWarning, stacklevel=2)
+            elif self.algorithm == "ep":
                 self.converged_ = bool((snap.change or 0.0) < config.tol)
                 if config.tol > 0 and not self.converged_:
                     warnings.warn(f"EP did not reach tol={config.tol} in n_iter={config.n_iter} passes",
@@ -613,6 +636,30 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                    refits=[{"values": f[1], "bound": f[0]} for f in fits])
         self.__dict__.update(best[2])
         return best[3], best[4]
+
+    def _heavy_tails(self, engine, data, labels):
+        """Student-t clusters from the fitted Gaussian's hard partition, kept where their evidence
+        leads (:mod:`bnpdist.algorithms.heavy_tails`; ``hyper_search_["tails"]`` records the
+        choice).  Returns (the labels to keep: ``labels``, the Gaussian's, a labels DistData, or
+        None when the t clusters replace the fit and its rows are scored anew; the kept t fit or None)."""
+        labels = self._hard_labels(engine, data) if labels is None else labels
+        c = self.hyper_search_["chosen"].get("obs.cov_fraction", COV_FRACTION)
+        choice = heavy_tails.choose(engine, data, self.obs_, self.prior_, labels, self.stats_.K, c, self.seed_)
+        self.hyper_search_["tails"] = choice.record
+        if not choice.kept:
+            return labels, None
+        self.obs_, self.stats_, self.ek_ = choice.fit.family, choice.fit.stats, np.ones(choice.fit.stats.K)
+        return None, choice.fit
+
+    def _given_tails(self, engine, data, family, labels):
+        """``obs`` a StudentT with ``"ep"``: its t clusters moved and merged from the partition of
+        the EP fit of its prior's Gaussian (:func:`~bnpdist.algorithms.heavy_tails.refit`).
+        Returns (None: the rows are scored anew, the fit)."""
+        labels = self._hard_labels(engine, data) if labels is None else labels
+        fit = heavy_tails.refit(engine, data, family, self.prior_, heavy_tails.starts(engine, data, labels),
+                                self.stats_.K)
+        self.obs_, self.stats_, self.ek_ = family, fit.stats, np.ones(fit.stats.K)
+        return None, fit
 
     def _soft_bound(self, engine, data) -> float:
         """The variational :func:`~bnpdist.hyper.bound` of the fitted state's soft E-step over ``data``."""
@@ -817,7 +864,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
                 prior, family, config = self._choose(engine, data, *resolved, config)
                 state, self.history_ = None, []
                 self.vocabulary_ = self._vocabulary(data)
-            refine = self.algorithm == "ep"
+            refine = self.algorithm == "ep" and family.name != "StudentT"   # EP would remove rows
             run = VariationalRun(engine, data, family, prior, epsilon=config.epsilon,
                                  merge_threshold=config.merge_threshold, seed=config.seed,
                                  batch_size=config.batch_size, state=state,

@@ -221,11 +221,12 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     """The search scores θ after one ADF pass over a subsample; the fit keeps, of the chosen θ
     and its neighbours (c/2, 2c, the other structure at c), the final fit of highest bound
     (hyper.bound) when it leads by more than TIE_NATS.  On make_classification with 10 informative columns
-    the search's full c 0.8 ends at K 2 (NMI ~0.35): c 0.4 ends near the classes."""
+    the search's full c 0.8 ends at K 2 (NMI ~0.35): c 0.4 ends near the classes.  ``obs=Gaussian()``:
+    the same search and fits, without the Student-t clusters that replace them here when ``obs`` is unset."""
     from sklearn.datasets import make_classification
     X, y = make_classification(1200, 20, n_informative=10, n_redundant=4, n_classes=6, n_clusters_per_class=1,
                                class_sep=1.0, random_state=3)
-    est = BNPMixture(random_state=0).fit(X)
+    est = BNPMixture(obs=Gaussian(), random_state=0).fit(X)
     rec = est.hyper_search_
     assert rec["search_choice"] in [c["values"] for c in rec["candidates"]]
     refits = {tuple(sorted(f["values"].items())): f["bound"] for f in rec["refits"]}

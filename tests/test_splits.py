@@ -92,12 +92,13 @@ def test_refined_splits_recover_the_classes_the_default_fit_lumps(tmp_path, monk
     default fit ends at K 16, NMI 0.801; the refined cuts reach NMI 0.820 at K 18, at a log joint
     446 nats higher.  (Before EP opened clusters only at q(new) > 1/2: K 15, NMI 0.80 against
     K 17, 0.84, +486 nats.  Before merges subtracted the assignment entropy, the case was
-    redundant-d20 seed 0, K 3 → 4; the default now finds its four classes itself.)"""
+    redundant-d20 seed 0, K 3 → 4; the default now finds its four classes itself.)  ``obs=Gaussian()``:
+    the cuts act on the Gaussian fit, which with ``obs`` unset Student-t clusters then replace here."""
     monkeypatch.setattr(hyper, "_neighbours", lambda s, pos: [])
     data = SETS["digits-pca20"].load(0)
     X, y = data.X, data.labels
-    default = BNPMixture(random_state=0).fit(X)
-    refined = BNPMixture(random_state=0, splits="refined").fit(X)
+    default = BNPMixture(obs=Gaussian(), random_state=0).fit(X)
+    refined = BNPMixture(obs=Gaussian(), random_state=0, splits="refined").fit(X)
     nmi = lambda m: normalized_mutual_info_score(y, m.labels_)
     assert nmi(refined) > nmi(default) + 0.01 and len(np.unique(refined.labels_)) > len(np.unique(default.labels_))
     lj = lambda m: partition_log_joint(m.obs_, m.prior_, X, m.labels_)

@@ -56,6 +56,7 @@ ENTRIES = (
     Entry("Polya", "polya"),
     Entry("Gaussian", "gaussian", "gaussian", (KAPPA0, NU0)),
     Entry("DiagGaussian", "gaussian_diag", "gaussian-diag", (KAPPA0, NU0)),
+    Entry("StudentT", "student_t"),
     Entry("Bernoulli", "bernoulli", "bernoulli",
           (Flag("bern_a", "a", "Bernoulli: Beta prior a.", "searched, else 1.0"),
            Flag("bern_b", "b", "Bernoulli: Beta prior b.", "searched, else 1.0"))),

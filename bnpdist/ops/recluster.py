@@ -85,10 +85,12 @@ def _check_consumed(entries, arrivals: Arrivals) -> list[Stamp]:
 def _estimator(est, make_estimator, ep_passes: int, warm: bool):
     """The EP estimator of tonight's fit: the latest model itself with ``warm_start`` (its
     statistics give every row its first local contribution), or a cold one with the latest
-    model's resolved prior, family and seed (or ``make_estimator()`` on an empty store)."""
+    model's resolved prior, family and seed (or ``make_estimator()`` on an empty store).  A
+    model of Student-t clusters is refitted cold: EP would remove each row's contribution at the
+    scale it took in the cluster it was added to, which a saved model does not keep."""
     if est is None:
         base = make_estimator()
-    elif warm:
+    elif warm and est.obs_.name != "StudentT":
         base = est.set_params(warm_start=True)
     else:
         base = clone(est).set_params(prior=est.prior_, obs=est.obs_, random_state=est.seed_)
