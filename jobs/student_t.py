@@ -2,6 +2,9 @@
 
     python jobs/student_t.py [--sets breast-cancer,wine] [--seeds 0,1,2] [--panel]
 
+``--sets`` names league sets, the untuned panel's (with ``--panel``), or breast-cancer-quantile and
+breast-cancer-yeo-johnson (scikit-learn's QuantileTransformer(100, normal) and PowerTransformer()).
+
 For each set and seed: ``BNPMixture(obs=Gaussian())`` (the Gaussian alone, as before the t
 clusters) and ``BNPMixture()`` (every default: the Gaussian fit, then the t clusters where their
 evidence leads); prints one markdown row each with both fits' K and NMI, the Gaussian fit's
@@ -18,10 +21,25 @@ import warnings
 from pathlib import Path
 
 
-from bnpdist.league.sets import SETS
+from bnpdist.league.sets import SETS, SetSpec
 from bnpdist.metrics import nmi
 from bnpdist.mixture import BNPMixture
 from bnpdist.obs import Gaussian
+
+
+def _breast_cancer(transform):
+    def make(_seed, _quick):
+        from sklearn.datasets import load_breast_cancer
+        from sklearn.preprocessing import PowerTransformer, QuantileTransformer
+        X, y = load_breast_cancer(return_X_y=True)
+        step = {"quantile": QuantileTransformer(n_quantiles=100, output_distribution="normal"),
+                "yeo-johnson": PowerTransformer()}[transform]
+        return step.fit_transform(X), y
+    return SetSpec(f"breast-cancer-{transform}", "dense", make, f"breast cancer, scikit-learn's {transform} transform")
+
+
+#: preprocessings a user would try, beside the league's sets (``--sets`` names them too)
+PREPROCESSED = {s.name: s for s in (_breast_cancer("quantile"), _breast_cancer("yeo-johnson"))}
 
 
 def _fit(X, seed, **params):
@@ -33,7 +51,7 @@ def _fit(X, seed, **params):
 
 
 def row(name: str, seed: int, spec=None) -> str:
-    ls = (spec or SETS[name]).load(seed)
+    ls = (spec or PREPROCESSED.get(name) or SETS[name]).load(seed)
     gauss, tg = _fit(ls.X, seed, obs=Gaussian())
     est, td = _fit(ls.X, seed)
     head = (f"| {name} | {seed} | K {gauss.n_clusters_}, {nmi(ls.labels, gauss.labels_):.3f} | "
