@@ -33,8 +33,9 @@ from ..data.blocks import concat_rows, n_rows, take_rows
 from ..distributed.local import LocalEngine
 from ..kernels import student_t as kern
 from ..obs.base import SuffStats
-from ..obs.gaussian import default_kappa0
+from ..obs.gaussian import default_kappa0, is_floored
 from ..obs.student_t import StudentT, dense_rows
+from ..priors import DP
 
 #: a fit counts as better when it leads by more than this (the search's TIE_NATS, as REFINE_NATS)
 TIE_NATS = 3.0
@@ -257,8 +258,6 @@ class Choice:
 
 def applies(family, prior) -> bool:
     """Whether :func:`choose` runs: an unfloored Gaussian (full or diagonal) under a DP."""
-    from ..obs.gaussian import is_floored
-    from ..priors import DP
     return (getattr(family, "name", None) in ("Gaussian", "DiagGaussian") and not is_floored(family.floor)
             and isinstance(prior, DP))
 
