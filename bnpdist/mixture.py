@@ -42,7 +42,7 @@ from .hyper import SUBSAMPLE, TIE_NATS, add_terms, bound, build, e_step_terms, f
 from .inputs import check_init_labels, check_input, family_counts, family_vocab_size
 from .kernels.scan import row_access, score_scan
 from .obs import Bernoulli, Gaussian, Multinomial, family_from_dict
-from .obs.base import DataSummary, ObsFamily, SuffStats
+from .obs.base import DataSummary, SuffStats
 from .obs.gaussian import AUTO, COV_FRACTION, RESOLUTION
 from .obs.quantised import add_ranges, binary, smallest_gaps, value_range
 from .obs.span import Lift, restricted, span_columns
@@ -526,17 +526,17 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
             config = replace(config, init_labels=init_labels)
             self.vocabulary_ = self._vocabulary(data) or getattr(self, "vocabulary_", None)
             self.history_, self.n_iter_ = [], 0
-            given_t = family.name == "StudentT"
-            if given_t and self.algorithm != "adf":
+            given_t = family if family.name == "StudentT" and self.algorithm != "adf" else None
+            if given_t is not None:
                 if self.algorithm != "ep":
                     raise ValueError(f"Student-t clusters are fitted by algorithm 'ep' or 'adf', not {self.algorithm!r}")
-                given_t, family = family, family.gaussian()     # EP fits the Gaussian of its prior first
+                family = given_t.gaussian()     # EP fits the Gaussian of its prior first
             snap, labels, kept = yield from self._fit_once(engine, data, family, prior, config, warm)
             if resolved is not None and self.algorithm == "ep" and (self.hyper_search_ or {}).get("neighbours"):
                 snap, labels = yield from self._choose_by_fit(engine, data, resolved, config, snap, labels)
                 yield snap          # the kept fit's last state (the neighbours' fits were yielded after it)
             tails = None
-            if isinstance(given_t, ObsFamily):
+            if given_t is not None:
                 labels, tails = self._given_tails(engine, data, given_t, labels)
             elif resolved is not None and self.algorithm == "ep" and self.obs is None and self.hyper_search_ \
                     and heavy_tails.applies(self.obs_, self.prior_):
