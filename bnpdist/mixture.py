@@ -656,8 +656,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         the EP fit of its prior's Gaussian (:func:`~bnpdist.algorithms.heavy_tails.refit`).
         Returns (None: the rows are scored anew, the fit)."""
         labels = self._hard_labels(engine, data) if labels is None else labels
-        fit = heavy_tails.refit(engine, data, family, self.prior_, heavy_tails.starts(engine, data, labels),
-                                self.stats_.K)
+        start = heavy_tails.starts(engine, data, labels)
+        fit = heavy_tails.refit(engine, data, family, self.prior_, start,
+                                heavy_tails.start_stats(engine, data, family, self.prior_, start, self.stats_.K))
         self.obs_, self.stats_, self.ek_ = family, fit.stats, np.ones(fit.stats.K)
         return None, fit
 

@@ -237,7 +237,8 @@ def _refit(X, start, workers, parts, nu):
         data = engine.partitions(X, n_partitions=parts)
         labels = engine.labels(data, start)
         rows = engine.per_partition(data, engine.map(ht._start_part, data, labels))
-        fit = ht.refit(engine, data, fam, DP(1.0), rows, int(start.max()) + 1)
+        fit = ht.refit(engine, data, fam, DP(1.0), rows, ht.start_stats(engine, data, fam, DP(1.0), rows,
+                                                                     int(start.max()) + 1))
         got = np.concatenate([r.labels for r in engine.gather(fit.rows.futures)])
         scales = np.concatenate([r.scales for r in engine.gather(fit.rows.futures)])
     return fam, fit, got, scales

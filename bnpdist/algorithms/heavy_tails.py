@@ -107,15 +107,10 @@ def _local_part(block, seed, rows: Rows, family: StudentT, G: SuffStats, log_alp
 
 def _pairs_part(block, seed, rows: Rows, family: StudentT, G: SuffStats) -> SuffStats:
     """Pair statistics (:func:`~bnpdist.kernels.student_t.absorb`), cluster pair (a, b) at a·K + b."""
-    X = dense_rows(block)
     K = G.K
-    P = family.zero_stats(K * K)
-    a = P.arrays
-    d = X.shape[1]
-    pair = (a["n"], a["w"], a["sx"], a["sxx"], a["sl"], np.zeros((1, d)), np.zeros((1,) + a["sxx"].shape[1:]),
-            np.zeros(1))
-    kern.run(kern.absorb, family._kernels(), family.kernel_hyper(), family.kernel_state(G, K + 1), X, rows.labels,
-             K, pair)
+    P, pair = family.accumulator(K * K)
+    kern.run(kern.absorb, family._kernels(), family.kernel_hyper(), family.kernel_state(G, K + 1), dense_rows(block),
+             rows.labels, K, pair)
     return P
 
 
@@ -211,11 +206,12 @@ class _Refit:
         return rows, self.stats(rows, int(live.sum()))
 
 
-def refit(engine, data, family: StudentT, prior, start, K: int) -> Fit:
-    """The best partition seen from ``start`` (a DistData of :class:`Rows`, K clusters) by rounds
-    of scales, moves and merges (module docstring)."""
+def refit(engine, data, family: StudentT, prior, start, G0: SuffStats) -> Fit:
+    """The best partition seen from ``start`` (a DistData of :class:`Rows`, every row at scale 1)
+    by rounds of scales, moves and merges (module docstring); ``G0``: its statistics
+    (:func:`start_stats`, the same for every ν and c of one Gaussian)."""
     run = _Refit(engine, data, family, prior)
-    rows, G = run.local(start, run.stats(start, K), moves=False)
+    rows, G = run.local(start, G0, moves=False)
     best = Fit(family, log_joint(family, prior, G), rows, G)
     for _ in range(ROUNDS):
         rows, G = run.local(rows, G, moves=True)
@@ -262,11 +258,11 @@ def applies(family, prior) -> bool:
             and isinstance(prior, DP))
 
 
-def _walk(engine, data, gaussian, prior, start, K: int, c_fit: float):
+def _walk(engine, data, gaussian, prior, start, G0: SuffStats, c_fit: float):
     """(the best t fit, its c, each c step's best) over ν ∈ :data:`NUS` and c = c_fit·2^j."""
     best, steps, c = None, [], c_fit
     for _ in range(C_STEPS):
-        fits = [refit(engine, data, StudentT.of(at_fraction(gaussian, c_fit, c), nu), prior, start, K) for nu in NUS]
+        fits = [refit(engine, data, StudentT.of(at_fraction(gaussian, c_fit, c), nu), prior, start, G0) for nu in NUS]
         top = max(fits, key=lambda f: f.score)
         steps.append({"cov_fraction": c, "nu": top.family.nu, "score": top.score, "K": top.stats.K})
         if best is not None and top.score <= best[0].score + TIE_NATS:
@@ -286,6 +282,12 @@ def starts(engine, data, labels):
     return engine.per_partition(data, engine.map(_start_part, data, labels, key="tails-start"))
 
 
+def start_stats(engine, data, family: StudentT, prior, start, K: int) -> SuffStats:
+    """The statistics of ``start`` over K clusters (every row at scale 1: they depend on the
+    family's μ0 and covariance structure only, not on ν or c)."""
+    return _Refit(engine, data, family, prior).stats(start, K)
+
+
 def choose(engine, data, gaussian, prior, labels, K: int, c_fit: float, seed: int = 0) -> Choice:
     """Student-t clusters from the Gaussian fit's partition ``labels`` (a labels DistData, K
     clusters) with the prior of ``gaussian`` at ``c_fit``, against that Gaussian (module
@@ -293,10 +295,11 @@ def choose(engine, data, gaussian, prior, labels, K: int, c_fit: float, seed: in
     about that many (in process), and only the chosen t fit and the moved Gaussian run on all rows."""
     start = starts(engine, data, labels)
     base = StudentT.of(gaussian, math.inf)
-    own = log_joint(base, prior, _Refit(engine, data, base, prior).stats(start, K))
-    moved = refit(engine, data, base, prior, start, K)
+    G0 = start_stats(engine, data, base, prior, start, K)
+    own = log_joint(base, prior, G0)
+    moved = refit(engine, data, base, prior, start, G0)
     if data.n_total <= CHOICE_ROWS:
-        fit, c, steps = _walk(engine, data, gaussian, prior, start, K, c_fit)
+        fit, c, steps = _walk(engine, data, gaussian, prior, start, G0, c_fit)
         sub = data.n_total
     else:
         p = CHOICE_ROWS / data.n_total
@@ -304,9 +307,10 @@ def choose(engine, data, gaussian, prior, labels, K: int, c_fit: float, seed: in
         X, z = concat_rows([b for b, _ in parts]), np.concatenate([z for _, z in parts])
         with LocalEngine() as local:
             sdata = local.partitions(X, n_partitions=1)
-            picked, c, steps = _walk(local, sdata, gaussian, prior, starts(local, sdata, local.labels(sdata, z)),
-                                     K, c_fit)
-        fit = refit(engine, data, picked.family, prior, start, K)
+            sstart = starts(local, sdata, local.labels(sdata, z))
+            picked, c, steps = _walk(local, sdata, gaussian, prior, sstart,
+                                     start_stats(local, sdata, base, prior, sstart, K), c_fit)
+        fit = refit(engine, data, picked.family, prior, start, G0)
         sub = len(z)
     kept = fit.score > max(own, moved.score) + TIE_NATS
     record = {"kept": bool(kept), "nu": fit.family.nu, "cov_fraction": c, "score": fit.score,

@@ -55,6 +55,14 @@ def scale_prior(nu, d, u):
 
 
 @numba.njit(nogil=True, cache=True)
+def _add_counts(st, k, u, sign):
+    """Slot k's n, Σu and Σ log u plus ``sign`` times a row of scale u."""
+    st[0][k] += sign
+    st[1][k] += sign * u
+    st[4][k] += sign * math.log(u)
+
+
+@numba.njit(nogil=True, cache=True)
 def refresh_full(hyper, st, k):
     """μ_n, the Cholesky factor of Λ_n and log|Λ_n| of slot k from its statistics (O(d³))."""
     mu0, lam0, scal = hyper
@@ -103,13 +111,10 @@ def score_full(hyper, st, k, x):
 @numba.njit(nogil=True, cache=True)
 def add_full(hyper, st, k, x, u, sign):
     """Slot k's statistics plus ``sign`` times row x at scale u (caches not refreshed)."""
-    mu0 = hyper[0]
     n, w, s, S, l, mu, fac, logdet = st
     d = x.shape[0]
-    y = x - mu0
-    n[k] += sign
-    w[k] += sign * u
-    l[k] += sign * math.log(u)
+    y = x - hyper[0]
+    _add_counts(st, k, u, sign)
     for i in range(d):
         a = sign * u * y[i]
         s[k, i] += a
@@ -157,12 +162,9 @@ def score_diag(hyper, st, k, x):
 @numba.njit(nogil=True, cache=True)
 def add_diag(hyper, st, k, x, u, sign):
     """Slot k's statistics plus ``sign`` times row x at scale u (caches not refreshed)."""
-    mu0 = hyper[0]
     n, w, s, S, l, mu, fac, logdet = st
-    y = x - mu0
-    n[k] += sign
-    w[k] += sign * u
-    l[k] += sign * math.log(u)
+    y = x - hyper[0]
+    _add_counts(st, k, u, sign)
     for j in range(y.shape[0]):
         a = sign * u * y[j]
         s[k, j] += a
@@ -240,6 +242,13 @@ def sweep(score, add, refresh, hyper, st, Y, labels, scales, K, log_alpha, start
         add(hyper, st, kb, y, ub, 1.0)
         refresh(hyper, st, kb)
     return Y.shape[0], K, moved
+
+
+@numba.njit(nogil=True, cache=True)
+def accumulate(score, add, refresh, hyper, st, Y, labels, scales):
+    """The statistics in ``st`` plus every row of ``Y`` in its cluster at its scale (caches not refreshed)."""
+    for i in range(Y.shape[0]):
+        add(hyper, st, labels[i], Y[i], scales[i], 1.0)
 
 
 @numba.njit(nogil=True, cache=True)

@@ -108,22 +108,20 @@ class StudentT(ObsFamily):
         raise TypeError("Student-t statistics need each row's scale: use StudentT.stats_scaled")
 
     def stats_scaled(self, block, labels, scales, K: int) -> SuffStats:
-        """The statistics of hard ``labels`` (0..K−1) with each row's scale ``scales``."""
-        X = dense_rows(block) - self._mu0()
-        labels = np.asarray(labels, dtype=np.int64)
-        u = np.asarray(scales, dtype=np.float64)
-        st = self.zero_stats(K).arrays
-        np.add.at(st["n"], labels, 1.0)
-        np.add.at(st["w"], labels, u)
-        np.add.at(st["sl"], labels, np.log(u))
-        uX = u[:, None] * X
-        np.add.at(st["sx"], labels, uX)
-        np.add.at(st["sxx"], labels, uX * X if self.diag else uX[:, :, None] * X[:, None, :])
-        return SuffStats(self.name, st)
+        """The statistics of hard ``labels`` (0..K−1) with each row's scale ``scales`` (one numba
+        pass, :func:`~bnpdist.kernels.student_t.accumulate`)."""
+        stats, st = self.accumulator(K)
+        kern.run(kern.accumulate, self._kernels(), self.kernel_hyper(), st, dense_rows(block),
+                 np.ascontiguousarray(labels, dtype=np.int64), np.ascontiguousarray(scales, dtype=np.float64))
+        return stats
 
-    def _mu0(self):
-        self._d()
-        return self.mu0
+    def accumulator(self, K: int) -> tuple:
+        """(empty statistics of K clusters, a kernel state whose statistics are those arrays and
+        whose caches are unused): what the kernels' ``add`` accumulates into."""
+        stats = self.zero_stats(K)
+        a, d = stats.arrays, self._d()
+        return stats, (a["n"], a["w"], a["sx"], a["sxx"], a["sl"], np.zeros((1, d)),
+                       np.zeros((1,) + a["sxx"].shape[1:]), np.zeros(1))
 
     # --- densities -----------------------------------------------------------------------
     def _posterior(self, stats: SuffStats):
