@@ -313,9 +313,9 @@ def fit(source, out, force, vocab_size, n_partitions, **kw):
     The input is validated before any work (bad input: exit 2, nothing written).
     """
     from .ops.batch import fit_to_dir
-    from .ops.target import check_target
+    from .ops.target import check_output
     est = _build(_spec(kw))
-    check_target(out, source, force=force)    # before starting any work
+    check_output(out, source, kind="model", force=force)    # before starting any work
     with _engine(kw) as engine:
         fit_to_dir(engine, est, source, out, force=force, vocab_size=vocab_size,
                    n_partitions=n_partitions, progress=progress("fit", "step"))
@@ -337,6 +337,8 @@ def predict(model, source, out, **kw):
     from .ops.batch import predict_to_file
     from .ops.lineage import read_ids
     from .ops.store import load_model, model_folder
+    from .ops.target import check_output
+    check_output(out, [model, source], kind="file")
     est = load_model(model)
     known = read_ids(model_folder(model))      # a store version: its stable cluster ids
     with _engine(kw) as engine:
@@ -378,9 +380,11 @@ def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
     their reason (quarantine/reasons.jsonl). The model flags apply to an empty store only.
     """
     from .ops import ModelStore, run_stream
+    from .ops.target import check_output
     _logging()
     spec = _spec(kw)
     _build(spec)
+    check_output(model, [watch], kind="store")
     with _engine(kw) as engine:
         res = run_stream(ModelStore(model), engine, watch, spec.build, once=once, poll=poll,
                          keep=keep, vocab_size=vocab_size, settle=settle,
@@ -411,9 +415,11 @@ def recluster(model, keep, vocab_size, settle, new, ep_passes, window, start, **
     The model flags apply to an empty store only (later versions keep the first one's).
     """
     from .ops import ModelStore, recluster as run
+    from .ops.target import check_output
     _logging()
     spec = _spec(kw)
     _build(spec)
+    check_output(model, list(new), kind="store")
     with _engine(kw) as engine:
         res = run(ModelStore(model), engine, new, spec.build, ep_passes=ep_passes, window=window,
                   keep=keep, vocab_size=vocab_size, settle=settle, warm=start == "warm",
@@ -478,6 +484,8 @@ def generate(name, out, n_docs, seed, row_group_size, **kw):
     Runs in this process (the cluster flags are accepted for uniformity).
     """
     from .data.generate import generate as gen
+    from .ops.target import check_output
+    check_output(out, kind="folder")
     path = gen(name, out, n_docs=n_docs, seed=seed, row_group_size=row_group_size)
     click.echo(str(path))
 
@@ -493,6 +501,8 @@ def demo(out, seed, **kw):
     Writes DIR/data (Parquet), DIR/models/*, DIR/report.html and prints the metrics.
     """
     from .ops.demo import run_demo
+    from .ops.target import check_output
+    check_output(out, kind="folder")
     with _engine(kw) as engine:
         run_demo(engine, out, seed=seed, echo=click.echo, progress=progress("demo", "step"))
 
@@ -553,6 +563,9 @@ def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, fit_cpu_lim
     """Time the kernels and passes against the sparse × dense bound X·W measured in the same run,
     or (--what quality) run the quality league and write its tables under --out."""
     from .bench import main_table
+    from .ops.target import check_output
+    if "quality" in what:
+        check_output(out, kind="folder")
     timings = [w for w in what if w != "quality"]
     if timings:
         engine = _engine(kw) if {"read", "scale", "traffic"} & set(timings) else nullcontext(None)

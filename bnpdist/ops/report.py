@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from .assignments import FILE as ASSIGNMENTS
-from ..data.atomic import tmp_beside
+from ..data.atomic import write_text
+from .target import check_output
 from .manifest import Manifest
 
 #: the page's text column (px); figures are drawn at this width and shown at 100 % of it
@@ -279,10 +280,11 @@ def render(model, *, assignments=None, top_words: int = 10, max_clusters: int | 
 
 
 def write_report(model, out, **kw) -> Path:
-    """Render the report of ``model`` into the HTML file ``out`` (atomically)."""
+    """Render the report of ``model`` into the HTML file ``out`` (atomically; ``out`` checked
+    by :func:`~bnpdist.ops.target.check_output` first, nothing left behind on a failure)."""
+    check_output(out, [model, kw.get("assignments")], kind="file")
+    page = render(model, **kw)
     out = Path(out)
     out.absolute().parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_beside(out)
-    tmp.write_text(render(model, **kw), encoding="utf-8")
-    tmp.replace(out)
+    write_text(out, page)
     return out
