@@ -357,6 +357,8 @@ def _store_options(f):
         click.option("--settle", type=click.FloatRange(min=0), default=5.0, show_default=True,
                      help="Seconds a new file's size and mtime must stay unchanged before it is "
                           "read (producers that write in place); 0 for write-then-rename producers."),
+        click.option("--allow-missing", is_flag=True, default=False,
+                     help="Read a missing input folder as empty (default: exit 2, e.g. an unmounted share)."),
     ]):
         f = o(f)
     return f
@@ -371,7 +373,7 @@ def _store_options(f):
 @click.option("--poll", type=float, default=10.0, show_default=True, help="Seconds between polls.")
 @model_options
 @cluster_options
-def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
+def stream(watch, model, keep, vocab_size, settle, allow_missing, once, poll, **kw):
     """Fold each new Parquet file into the model by ADF, exactly once.
 
     After each file the model and the manifest of consumed files (path, size, sha256) are
@@ -380,15 +382,17 @@ def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
     their reason (quarantine/reasons.jsonl). The model flags apply to an empty store only.
     """
     from .ops import ModelStore, run_stream
+    from .ops.inputs import check_sources
     from .ops.target import check_output
     _logging()
     spec = _spec(kw)
     _build(spec)
     check_output(model, [watch], kind="store")
+    check_sources([watch], allow_missing)
     with _engine(kw) as engine:
         res = run_stream(ModelStore(model), engine, watch, spec.build, once=once, poll=poll,
                          keep=keep, vocab_size=vocab_size, settle=settle,
-                         progress=progress("stream", "file"))
+                         progress=progress("stream", "file"), allow_missing=allow_missing)
     click.echo(f"consumed {len(res.consumed)} file(s), quarantined {len(res.quarantined)}, "
                f"skipped {len(res.duplicates)} already applied under another path"
                + (f", {len(res.waiting)} still being written" if res.waiting else ""))
@@ -407,7 +411,7 @@ def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
                    "contribution); cold: from a new ADF pass.")
 @model_options
 @cluster_options
-def recluster(model, keep, vocab_size, settle, new, ep_passes, window, start, **kw):
+def recluster(model, keep, vocab_size, settle, allow_missing, new, ep_passes, window, start, **kw):
     """Nightly job: fold new files into MODEL/latest, refine by EP, publish a new version.
 
     Writes MODEL/<timestamp>/ (model + manifest) and then switches MODEL/latest atomically.
@@ -415,15 +419,17 @@ def recluster(model, keep, vocab_size, settle, new, ep_passes, window, start, **
     The model flags apply to an empty store only (later versions keep the first one's).
     """
     from .ops import ModelStore, recluster as run
+    from .ops.inputs import check_sources
     from .ops.target import check_output
     _logging()
     spec = _spec(kw)
     _build(spec)
     check_output(model, list(new), kind="store")
+    check_sources(new, allow_missing)
     with _engine(kw) as engine:
         res = run(ModelStore(model), engine, new, spec.build, ep_passes=ep_passes, window=window,
                   keep=keep, vocab_size=vocab_size, settle=settle, warm=start == "warm",
-                  progress=progress("EP", "pass"))
+                  progress=progress("EP", "pass"), allow_missing=allow_missing)
     if res.version is None:
         click.echo("nothing new: latest unchanged")
     else:
