@@ -169,7 +169,7 @@ def model_options(f):
     opts = [
         click.option("--algorithm", type=click.Choice(ALGORITHM_NAMES), cls=LibraryDefault,
                      help="adf: one streaming pass; ep: an ADF pass, then EP passes; gibbs: collapsed "
-                          "Gibbs (exact, on the driver); subcluster: exact parallel split/merge sampler; "
+                          "Gibbs (exact, sampled per partition on the workers); subcluster: exact parallel split/merge sampler; "
                           "anneal: subsample annealing; ddpm-svm / ddpm-lr: discriminative DP mixtures."),
         click.option("--prior", type=click.Choice(["dp", "nggp"]), default=None,
                      show_default="chosen by --hyperparameters auto, else dp",
@@ -235,17 +235,25 @@ def _logging():
 
 # --- the group ---------------------------------------------------------------------------
 class _Main(click.Group):
-    """Exit codes: 0 done; 2 bad input or usage (the message names the file); 1 anything else,
-    with a one-line message; a traceback only with ``--debug`` (or ``BNPDIST_DEBUG=1``)."""
+    """Exit codes: 0 done; 2 bad input or usage (the message names the file); 130 interrupted
+    (Ctrl-C); 1 anything else, with a one-line message; a traceback only with ``--debug`` (or
+    ``BNPDIST_DEBUG=1``)."""
 
     def invoke(self, ctx):
+        from .ops.interrupt import EXIT_INTERRUPTED, interruptible
         from .ops.store import ModelError
         from .ops.target import OutputRefused
         debug = ctx.params.get("debug") or os.environ.get("BNPDIST_DEBUG") == "1"
         try:
-            return super().invoke(ctx)
+            with interruptible():
+                return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except KeyboardInterrupt:
+            if debug:
+                raise
+            click.echo("interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except (CorpusError, ModelError, OutputRefused) as e:
             if debug:
                 raise
