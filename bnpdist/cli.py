@@ -263,7 +263,7 @@ class _Main(click.Group):
             if debug:
                 raise
             click.echo(f"error: {_one_line(e)}", err=True)
-            ctx.exit(1)
+            ctx.exit(getattr(e, "exit_code", 1))      # e.g. 2: an address that is not a scheduler
 
 
 def _one_line(e: BaseException) -> str:

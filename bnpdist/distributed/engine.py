@@ -33,6 +33,7 @@ from distributed.utils import format_dashboard_link
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
+from .handshake import check_scheduler
 from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
@@ -82,6 +83,7 @@ def tls_security(ca: str, cert: str, key: str) -> Security:
 def _connect(scheduler: str, security, timeout: float) -> Client:
     """A client of the scheduler at ``scheduler`` (address or scheduler-file path)."""
     where = {"scheduler_file": scheduler} if os.path.isfile(scheduler) else {"address": scheduler}
+    check_scheduler(scheduler, security, timeout)     # a bounded look first: Dask's read is not
     try:
         return Client(**where, security=security, set_as_default=False, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as e:   # CommClosedError is an OSError
