@@ -33,7 +33,7 @@ from distributed.utils import format_dashboard_link
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
-from .handshake import check_scheduler
+from .handshake import ClusterUnavailable, check_scheduler
 from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
@@ -49,10 +49,6 @@ def _without_spans(extensions: dict) -> dict:
     """Dask's default server extensions but "spans": its scheduler never forgets a span, and a
     chained sampler makes a few per pass (the scheduler of a local cluster lives in this process)."""
     return {name: ext for name, ext in extensions.items() if name != "spans"}
-
-
-class ClusterUnavailable(RuntimeError):
-    """The scheduler cannot be reached, or has no workers within the wait allowed."""
 
 
 def _call(fn, block, seed, *args):

@@ -25,7 +25,11 @@ from urllib.parse import urlsplit
 MAX_HANDSHAKE = 1 << 26
 
 
-class NotAScheduler(RuntimeError):
+class ClusterUnavailable(RuntimeError):
+    """The scheduler cannot be reached, or has no workers within the wait allowed."""
+
+
+class NotAScheduler(ClusterUnavailable):
     """Something answers at the address, but not a Dask scheduler (a usage slip: exit 2)."""
 
     exit_code = 2
