@@ -240,12 +240,13 @@ class _Main(click.Group):
     ``BNPDIST_DEBUG=1``)."""
 
     def invoke(self, ctx):
+        from .distributed.logs import without_tracebacks
         from .ops.interrupt import EXIT_INTERRUPTED, interruptible
         from .ops.store import ModelError
         from .ops.target import OutputRefused
         debug = ctx.params.get("debug") or os.environ.get("BNPDIST_DEBUG") == "1"
         try:
-            with interruptible():
+            with interruptible(), nullcontext() if debug else without_tracebacks():
                 return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -64,3 +65,42 @@ def test_ctrl_c_exits_130_without_a_traceback(bars_folder, tmp_path):
 def test_help_says_where_gibbs_runs():
     text = " ".join(CliRunner().invoke(cli, ["fit", "--help"]).output.split())
     assert "on the driver" not in text and "per partition" in text
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_scheduler_killed_mid_fit_prints_no_traceback(bars_folder, tmp_path):
+    """A scheduler SIGKILLed while a fit runs on it: exit 1, Dask's reconnect errors as single
+    log lines and one error line, no traceback."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs = [subprocess.Popen(["dask", "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", "127.0.0.1:0"], env=ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        procs.append(subprocess.Popen(["dask", "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
+                                       "--dashboard-address", "127.0.0.1:0"], env=ENV,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        fit = subprocess.Popen([sys.executable, "-m", "bnpdist", "fit", str(bars_folder), "--out",
+                                str(tmp_path / "m"), "--scheduler", address, "--algorithm", "gibbs",
+                                "--n-iter", "1000000", "--hyperparameters", "fixed"],
+                               env=ENV, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        procs.append(fit)
+        err, deadline = "", time.time() + 120
+        while "Dask dashboard" not in err and time.time() < deadline:
+            err += fit.stderr.readline()
+        time.sleep(5)
+        procs[0].kill()
+        err += fit.communicate(timeout=120)[1]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(30)
+    assert fit.returncode == 1, err
+    assert "Traceback" not in err and "  File " not in err, err
+    assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err
+    assert not (tmp_path / "m").exists()
