@@ -169,8 +169,8 @@ def model_options(f):
     opts = [
         click.option("--algorithm", type=click.Choice(ALGORITHM_NAMES), cls=LibraryDefault,
                      help="adf: one streaming pass; ep: an ADF pass, then EP passes; gibbs: collapsed "
-                          "Gibbs (exact, sampled per partition on the workers); subcluster: exact parallel split/merge sampler; "
-                          "anneal: subsample annealing; ddpm-svm / ddpm-lr: discriminative DP mixtures."),
+                          "Gibbs (exact, sampled per partition on the workers); subcluster: exact "
+                          "parallel split/merge sampler; anneal: subsample annealing; ddpm-svm / ddpm-lr: discriminative DP mixtures."),
         click.option("--prior", type=click.Choice(["dp", "nggp"]), default=None,
                      show_default="chosen by --hyperparameters auto, else dp",
                      help="Allocation prior: Dirichlet process or normalized generalized gamma process."),
