@@ -41,6 +41,7 @@ from .inference.snapshot import Snapshot
 from .hyper import SUBSAMPLE, TIE_NATS, add_terms, bound, build, e_step_terms, free_coordinates, search
 from .inputs import check_init_labels, check_input, family_counts, family_vocab_size
 from .kernels.scan import row_access, score_scan
+from .model_check import check_saved
 from .obs import Bernoulli, Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats
 from .obs.gaussian import AUTO, COV_FRACTION, RESOLUTION
@@ -204,30 +205,6 @@ def _e_step_part(block, seed, family, prior, stats: SuffStats) -> tuple:
 
 def _scores_part(block, seed, features, H):
     return features(as_block(block)) @ H.T
-
-
-#: rounding slack of saved weights and probabilities (EP cavities subtract soft counts)
-TOL_SAVED = 1e-6
-
-
-def _check_saved(path: Path, arrays: dict, meta: dict) -> None:
-    """Refuse saved arrays a fitted model cannot hold: non-finite statistics, negative or
-    all-zero cluster weights, probabilities ``ek`` outside [0, 1], a negative or non-finite Û."""
-    where = path / "arrays.npz"
-    for k, a in arrays.items():
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
-            raise ValueError(f"{where}: array {k!r} holds NaN or infinite values")
-    n = arrays.get("stats.n")
-    if n is None or n.ndim != 1:
-        raise ValueError(f"{where}: no cluster weights (array 'stats.n')")
-    if (n < -TOL_SAVED).any() or (len(n) and not n.sum() > 0):
-        raise ValueError(f"{where}: cluster weights 'n' must be >= 0 with a positive sum")
-    ek = arrays.get("ek")
-    if ek is None or ek.shape != n.shape or ((ek < -TOL_SAVED) | (ek > 1 + TOL_SAVED)).any():
-        raise ValueError(f"{where}: 'ek' must hold one probability in [0, 1] per cluster")
-    U = meta.get("U")
-    if not (isinstance(U, (int, float)) and np.isfinite(U) and U >= 0):
-        raise ValueError(f"{path / 'model.json'}: U must be a finite number >= 0, got {U!r}")
 
 
 class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
@@ -1077,7 +1054,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         check_params(path, params, cls._PARAMS)
         est = cls(prior=None if meta["prior"] is None else prior_from_dict(meta["prior"]),
                   obs=None if meta["obs"] is None else family_from_dict(meta["obs"]), **params)
-        _check_saved(path, arrays, meta)
+        check_saved(path, arrays, meta)
         est.prior_, est.obs_ = prior_from_dict(meta["prior_"]), family_from_dict(meta["obs_"])
         est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
         est.ek_, est.U_ = arrays["ek"], float(meta["U"])
