@@ -1,7 +1,7 @@
 """BNPHMM: the infinite HMM and the discriminative-state iHMM (Nguyen et al. 2017) as an estimator.
 
 scikit-learn conventions: ``__init__`` stores parameters, fitting validates them, fitted
-attributes end in ``_``.  Sampling: :func:`bnpdist.algorithms.discriminative.run_ihmm_partitioned`
+attributes end in ``_``.  Sampling: :func:`bnpdist.algorithms.ihmm.run_ihmm_partitioned`
 on ``n_partitions`` blocks of whole sequences, in this process or on a ``client``'s cluster
 (one partition: the exact sampler of :mod:`bnpdist.inference.ihmm`; several: z per partition,
 approximate).
@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from .data.blocks import CSRBlock, as_block, concat_rows
 from .data.source import PARQUET, kind_of, sequences
 from .distributed import engine_for
-from .algorithms.discriminative import run_ihmm_partitioned, transition_counts
+from .algorithms.ihmm import run_ihmm_partitioned, transition_counts
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .hyper import search_hmm
 from .inputs import check_init_labels, check_input, family_counts
@@ -81,7 +81,7 @@ class BNPHMM(Estimator):
         up to 64 MiB, see :func:`bnpdist.distributed.engine_for`)
     n_partitions : blocks of whole sequences; 1 (default) samples z in one exact stream, more
         sample z per block against the others' frozen counts (approximate, see
-        :mod:`bnpdist.algorithms.discriminative`)
+        :mod:`bnpdist.algorithms.ihmm`)
     hyperparameters : "auto" chooses the emission prior's unset values by the evidence
         log p(x, ẑ) of each candidate's own fit ẑ (:func:`bnpdist.hyper.search_hmm`: one fixed fit
         per candidate; γ and α are resampled, not searched); "fixed" keeps the data-driven defaults

@@ -8,7 +8,7 @@ state path: iHMM vs DIH-S vs DIH-L vs DPM / DDPM (order ignored): NMI, F1 and CP
 
 ``--partitions P`` (P > 1): the DPM/DDPM rows sample z per partition of P contiguous row blocks
 (:mod:`bnpdist.algorithms.ddpm`, exact), the iHMM/DIH rows per partition of whole sequences
-(:mod:`bnpdist.algorithms.discriminative`, approximate); P = 1 is the exact samplers.
+(:mod:`bnpdist.algorithms.ihmm`, approximate); P = 1 is the exact samplers.
 ``--bias`` measures the iHMM per partition on the enumerated referee of tests/test_ihmm.py, and DIH-S/L
 per partition against their one-block chains on the same data.
 
@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from bnpdist.algorithms.ddpm import run_ddpm_marked
-from bnpdist.algorithms.discriminative import run_ihmm_partitioned
+from bnpdist.algorithms.ihmm import run_ihmm_partitioned
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test, partition_frequencies
 from bnpdist.inference.ihmm import run_ihmm

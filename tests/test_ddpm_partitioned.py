@@ -1,4 +1,4 @@
-"""The iHMM / DIH with z sampled per partition of whole sequences (bnpdist.algorithms.discriminative):
+"""The iHMM / DIH with z sampled per partition of whole sequences (bnpdist.algorithms.ihmm):
 one partition is the exact chain bit for bit, results do not depend on the number of Dask workers,
 the merge stage, sequence partitions, and the approximate chain's bias on the enumerated referee
 of test_ihmm.py; and the marked DDPM (bnpdist.algorithms.ddpm) recovers the chained Gaussians on
@@ -10,7 +10,7 @@ from test_ihmm import FAM, LENGTHS, X, exact_paths
 
 from bnpdist.data.synthetic import make_chained_gaussians
 from bnpdist.algorithms.ddpm import run_ddpm_marked
-from bnpdist.algorithms.discriminative import reconcile, run_ihmm_partitioned, sequence_partitions
+from bnpdist.algorithms.ihmm import reconcile, run_ihmm_partitioned, sequence_partitions
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test
 from bnpdist.inference.ihmm import run_ihmm
@@ -49,9 +49,9 @@ def test_one_partition_is_the_exact_ihmm_chain(loss):
 def test_result_does_not_depend_on_the_number_of_workers(monkeypatch):
     """DIH-S on 2 partitions of whole sequences: in this process, on 1 thread worker and on 2
     process workers (TCP on 127.0.0.1) — the same chain, rerooted every 3 sweeps."""
-    from bnpdist.algorithms import discriminative
+    from bnpdist.algorithms import ihmm
     from bnpdist.distributed import DaskEngine
-    monkeypatch.setattr(discriminative, "REROOT_EVERY", 3)
+    monkeypatch.setattr(ihmm, "REROOT_EVERY", 3)
     Xs, _, lengths = sequences()
 
     def run(eng):

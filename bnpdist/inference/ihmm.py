@@ -12,7 +12,7 @@ appendix A) when the HDP has ``alpha_prior`` / ``gamma_prior``:
 
 This is the exact sampler (z in one stream; streams as :func:`bnpdist.inference.ddpm.run_ddpm`);
 the DIH η step is the DDPM's map-reduce over row partitions (the augmentation terms are per row).
-:func:`bnpdist.algorithms.discriminative.run_ihmm_partitioned` samples z per partition of whole
+:func:`bnpdist.algorithms.ihmm.run_ihmm_partitioned` samples z per partition of whole
 sequences (approximate) and is this chain bit for bit with one partition.
 """
 from __future__ import annotations
