@@ -1,37 +1,50 @@
-"""The iHMM / DIH with z sampled per partition of whole sequences (approximate, AD-LDA style,
-Newman et al. 2009; the models of Nguyen et al. 2017).  (The discriminative DPM runs per
-partition exactly, on marked clusters: :mod:`bnpdist.algorithms.ddpm`.)
+"""The iHMM / DIH per partition of whole sequences, exact for any number of partitions: the
+beam sampler (Van Gael et al. 2008) with the transition matrix, the emission parameters and the
+hyperplanes drawn on the driver, the state paths by forward filtering–backward sampling on the
+partitions (the models of Nguyen et al. 2017; sequences never straddle partitions).
 
-One sweep, with the global state on the driver (per-state statistics and counts, transition
-counts n_jk, N0, η, β, α, γ):
+Target (β integrated in the enumeration referee; here instantiated with π_j ~ DP(α, β)):
 
-1. driver: [after the warm-up, DIH] η | z — every partition draws its rows' augmentation and
-   returns Σ a φφᵀ, Σ b φ (:class:`~bnpdist.inference.ddpm.HyperplaneStep`), reduced in
-   partition order;
-2. driver broadcasts the global state; every partition runs the collapsed iHMM / DIH sweep
-   (:mod:`bnpdist.kernels.ihmm`) over its own sequences against it, the other partitions'
-   rows and transition counts frozen at the sweep start (stale statistics, as AD-LDA, Newman
-   et al. 2009); new states take slots ≥ K0 (the slots at the sweep start); the new-hyperplane
-   cost Σ_j log L(−1 | φ_jᵀη*) over all n rows is estimated by n/n_p times the partition's own
-   sum (also G_k for a singleton's own η); labels stay on the workers as task results
-   (rerooted every :data:`~bnpdist.distributed.protocol.REROOT_EVERY` sweeps);
-3. driver: the changes of the statistics and transition counts are summed in partition order
-   (partition 0 returns its full statistics, so one partition is the one-stream sampler bit for
-   bit); the merge stage matches the states each partition opened to those opened by earlier
-   partitions in the same sweep (Hungarian, :func:`bnpdist.inference.merge.match_new`, on the
-   collapsed marginal-likelihood gain with the DP(γ) urn term, :class:`~bnpdist.inference.merge.Gain`;
-   merged when the gain > 0), the others take the lowest empty slots; then m ~ CRT, β, α, γ.
-   Each partition's slot map is applied at the start of its next task.
+    π(z, η | x) ∝ p_HDP-HMM(z) Π_{k occupied} [m(x_k) N(η_k; 0, wI) Π_i L(y_ik | φ_iᵀη_k)]
 
-The initial labels are the sequential urn pass of the one-stream sampler, run partition after
-partition (P short serial tasks, once), each against the slots the partitions before it opened,
-so the start has no duplicate states.
+(DIH; the iHMM without the product over i).  One sweep, with z on the partitions and the rest
+on the driver, each step a Gibbs draw from its conditional:
 
-Exact for one partition (the random streams are those of :func:`~bnpdist.inference.ihmm.run_ihmm`);
-approximate for several: within a sweep a partition does not see the other partitions' moves,
-G_k and the η* cost are estimates, and merging is not a Markov move.  (Marks do not carry over:
-a state's time steps lie in every sequence, so no partition can own a state.)  Results depend on
-the seed and the partitioning only, not on the number of workers.
+1. m ~ CRT, β ~ Dir(m_·k, γ), α, γ | m (:func:`~bnpdist.inference.ihmm.hdp_step`); per
+   restaurant j (each occupied state and the start) π_j ~ Dir(n_j1 + αβ_1, …, n_jK + αβ_K, αβ_u)
+   (the last entry the mass of every unrepresented state); θ_k ~ p(θ | x_k); [DIH] η_k | z by
+   augmentation (:class:`~bnpdist.inference.ddpm.HyperplaneStep`);
+2. partitions: the slices u_t = π_{z_{t−1} z_t} V_t^{1/ρ}, V_t ~ U(0, 1) (density
+   ρ u^{ρ−1} π^{−ρ} on (0, π): ρ = 1 is Van Gael's uniform slice, ρ < 1 represents more states);
+   the driver gets min_t u_t;
+3. driver: states are represented by breaking the unrepresented mass (β_new = bβ_u,
+   b ~ Beta(1, γ); π_{j,new} = c_j π_{j,u}, c_j ~ Beta(αβ_new, αβ_u − αβ_new); the new row
+   π_new ~ Dir(αβ, αβ_u); θ_new, η_new from the prior) until every represented row's remaining
+   mass π_{j,u} ≤ min u: no transition to an unrepresented state can pass a slice, so the
+   conditional of z below is the exact one on the infinite state space with finitely many
+   states (a weak-limit truncation to L states would change the prior and is not exact);
+4. [DIH] the occupancy factor Π_{k occupied} e^{G_k}, G_k = Σ_{all i} log L(−1 | φ_iᵀη_k), is
+   the one term of the target that is not a product over rows; it is split by one auxiliary
+   a_k ∈ {0, 1} per represented state with weights e^{G_k} (a_k = 1) and (1 − e^{G_k})·[k empty]
+   (a_k = 0), whose sum over a_k is that factor: an occupied state has a_k = 1, an empty one
+   a_k = 1 with probability e^{G_k} (G_k over every row's φ, on the driver), and a_k = 0 bars
+   state k from every path; the rest is the row factor e^{r_tk}, r_tk = log L(+1 | s_tk) −
+   log L(−1 | s_tk);
+5. partitions: z of every sequence by forward filtering–backward sampling given u, π, θ, η and
+   a: p(z | u, …) ∝ Π_t π_{z_{t−1} z_t}^{1−ρ} 1[u_t < π_{z_{t−1} z_t}] f(x_t | θ_{z_t}) e^{r_t z_t}
+   (:func:`~bnpdist.kernels.ihmm.beam_paths`).  Given those the sequences' paths are
+   independent, so the partitions' draws together are one exact block draw of every z; each
+   returns its statistics and transition counts per state, summed in partition order;
+6. driver: empty states are dropped (their β to β_u: they return to the unrepresented tail,
+   whose θ, η and a are redrawn from their conditionals, the prior, when next represented).
+
+The first ``warmup`` sweeps of DIH are iHMM sweeps (no η, a or r).  Streams: driver
+``driver_rng(seed)``, slices ``partition_rng(seed, sweep, p, 2)``, paths ``z_rng(seed, sweep, p)``,
+augmentation ``partition_seed(seed, sweep, p)``; the initial labels are the sequential urn pass
+of :func:`~bnpdist.inference.ihmm.run_ihmm`, run partition after partition, each against the
+states the partitions before it opened.  A run depends on the seed and the partitioning only,
+not on the number of workers.  The one-block collapsed sampler is
+:func:`bnpdist.inference.ihmm.run_ihmm`.
 """
 from __future__ import annotations
 
@@ -40,28 +53,30 @@ from collections.abc import Iterator
 from itertools import pairwise
 
 import numpy as np
+from scipy.special import expit
 
 from ..data.blocks import as_block, n_rows
-from ..inference.ddpm import (
-    WARMUP,
-    HyperplaneStep,
-    adopt_global,
-    live_index,
-    z_rng,
-)
-from ..inference.features import MAX_DIM, fit_projection
-from ..inference.gibbs import (
-    CollapsedState,
-    drive,
-    initial_u,
-    subsample_steps,
-)
-from ..inference.ihmm import HMMState, hdp_step, neighbours, prepare, restaurants, transitions
-from ..inference.labels import remap_labels
-from ..inference.merge import Gain, match_new, regroup
-from ..inference.snapshot import wants_labels
-from ..priors import DP, HDP
 from ..distributed.protocol import REROOT_EVERY, DistData, rerooted
+from ..inference.ddpm import WARMUP, HyperplaneStep, adopt_global, z_rng
+from ..inference.discriminative import log_lik
+from ..inference.features import MAX_DIM, fit_projection
+from ..inference.gibbs import CollapsedState, drive, initial_u, subsample_steps
+from ..inference.ihmm import hdp_step, neighbours, prepare, restaurants, run_ihmm, transitions
+from ..inference.labels import remap_labels
+from ..inference.snapshot import wants_labels
+from ..kernels.ihmm import beam_paths
+from ..obs.draws import log_gamma_draws, loglik, sample_params
+from ..priors import DP, HDP
+from ..seeds import partition_rng
+
+#: ρ of the slices u_t = π_{z_{t−1} z_t} · Beta(ρ, 1) (Van Gael et al. 2008, §3: ρ < 1 draws
+#: smaller slices, so more states are represented and tried per sweep, at the price of the
+#: gate π^{1−ρ} in the paths' conditional)
+SLICE_SHAPE = 0.2
+#: most states a sweep may represent (the unrepresented mass shrinks geometrically; past this
+#: the run stops rather than truncate)
+MAX_STATES = 10_000
+
 
 # --- partition tasks -------------------------------------------------------------------------
 class _PartitionUrn(CollapsedState):
@@ -130,123 +145,8 @@ def _given(engine, data: DistData, family, init_labels):
     return [(x, None) for x in parts], stats, np.bincount(labels, minlength=K).astype(np.int64), labels
 
 
-def _current(res, seed, remap):
-    """A partition's labels in the current global slots."""
-    return res[0] if remap is None else remap[res[0]]
-
-
 def _update(res, seed):
     return res[1]
-
-
-def _partition_update(st, stats, counts, rows, part, extra=()):
-    """What partition ``part`` returns after its sweep: the K0 shared slots' statistics and
-    counts (partition 0: in full, the others: their change), the slots it opened (statistics,
-    counts, per-slot ``rows``), partition 0's ``rows`` of the shared slots, and ``extra``."""
-    K0, hi = len(counts), int(st.meta[0])
-    after = st.family.stats_from_state(st.state, hi)
-    cnt = st.counts[:max(hi, K0)]
-    old, old_n = after.take(np.arange(min(hi, K0))).pad(K0), cnt[:K0].copy()
-    if part > 0:
-        old, old_n = old - stats, old_n - counts
-    new = (after.take(np.arange(K0, hi)), cnt[K0:hi].copy(), rows[K0:hi].copy())
-    return old, old_n, (new,), rows[:K0].copy() if part == 0 else None, extra
-
-
-def _start(st, H, counts, disc, P, n):
-    """Puts the broadcast η into a partition's state; returns g_scale = n / n_p (1 for P = 1)."""
-    g_scale = n / len(st.labels) if P > 1 else 1.0
-    if disc:
-        st.H[:len(counts)] = H
-        st.set_hyperplanes(np.flatnonzero(counts > 0), H[counts > 0], g_scale)
-    return g_scale
-
-
-def _combine(a, b):
-    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] if a[3] is not None else b[3], a[4] + b[4]
-
-
-# --- the driver ------------------------------------------------------------------------------
-def reconcile(family, prior, stats, counts, R, upd, merge: bool = True):
-    """Global (stats, counts, R) after a sweep, per partition its slot map, and the number of
-    new clusters merged (module docstring, step 3).  ``R``: per-slot rows (η, β) of the K0
-    shared slots; ``upd``: the partitions' updates summed by :func:`_combine`.
-
-    One partition: its slots are kept as they are (maps [None]).  Several: the new clusters of
-    partition p are matched to the clusters opened by partitions < p in this sweep (``merge``),
-    or take the lowest slots empty after the sweep, then new slots.  Slot maps cover each
-    partition's slots 0..K0 + (its new slots) − 1 (−1: an empty new slot).
-    """
-    old, old_n, news, R0, _ = upd
-    K0 = len(counts)
-    if len(news) == 1:
-        N, nn, NR = news[0]
-        return old.concat(N), np.concatenate([old_n, nn]), np.concatenate([R if R0 is None else R0, NR]), [None], 0
-    free = list(np.flatnonzero(old_n == 0))
-    target, parts, placed = [np.arange(K0)], [old], []
-    acc, acc_slot, maps, matched, top = None, [], [], 0, K0
-    gain = Gain(family, prior, 0.0)
-    for N, nn, NR in news:
-        live = np.flatnonzero(nn > 0)
-        Nl = N.take(live)
-        m = (match_new(gain, acc, Nl, 0.0) if merge and acc is not None and len(live)
-             else np.full(len(live), -1, dtype=np.int64))
-        to = np.full(len(nn), -1, dtype=np.int64)
-        for i, mi in zip(live, m):
-            if mi >= 0:
-                to[i] = acc_slot[mi]
-            else:
-                to[i] = free.pop(0) if free else top
-                top = max(top, to[i] + 1)
-        matched += int((m >= 0).sum())
-        fresh = m < 0
-        placed.append((to[live[fresh]], NR[live[fresh]]))
-        A = len(acc_slot)
-        acc_t = np.concatenate([np.arange(A), np.where(fresh, A + np.cumsum(fresh) - 1, m)])
-        acc = Nl if acc is None else regroup(acc.concat(Nl), acc_t, A + int(fresh.sum()))
-        acc_slot += list(to[live[fresh]])
-        target.append(to)
-        parts.append(N)
-        maps.append(np.concatenate([np.arange(K0), to]))
-    target = np.concatenate(target)
-    allstats = parts[0]
-    for x in parts[1:]:
-        allstats = allstats.concat(x)
-    n_all = np.concatenate([old_n] + [nn for _, nn, _ in news])
-    keep = target >= 0
-    cnt = np.bincount(target[keep], weights=n_all[keep], minlength=top).astype(np.int64)
-    Rn = np.zeros((top, R.shape[1]))
-    Rn[:K0] = R
-    for slots, r in placed:
-        Rn[slots] = r
-    return regroup(allstats, target, top), cnt, Rn, maps, matched
-
-
-def _trim(stats, counts, R, N=None, N0=None):
-    """Drop the trailing empty slots (several partitions; one keeps the sampler's own slots)."""
-    K = int(np.flatnonzero(counts > 0).max()) + 1 if counts.any() else 0
-    return (stats.take(np.arange(K)), counts[:K], R[:K],
-            None if N is None else N[:K, :K], None if N0 is None else N0[:K])
-
-
-def _labels(engine, data, res, maps) -> DistData:
-    """The partitions' current labels (task results on the workers, global slots) as a DistData."""
-    return engine.per_partition(data, engine.map(_current, engine.per_partition(data, res),
-                                                   engine.per_partition(data, maps), key="ddpm-labels"))
-
-
-def _gathered(engine, parts: DistData) -> np.ndarray:
-    """Labels gathered to the driver, remapped to 0..K−1: ``(labels, old slots)``."""
-    return remap_labels(np.concatenate(engine.gather(parts.futures)).astype(np.int64))
-
-
-def _reduce(engine, data, res, family, prior, stats, counts, R, merge, extra=False):
-    """Partition updates summed in partition order, reconciled (and trimmed for P > 1)."""
-    upd = engine.reduce(engine.map(_update, engine.per_partition(data, res), key="ddpm-update"), _combine)
-    stats, counts, R, maps, matched = reconcile(family, prior, stats, counts, R, upd, merge)
-    if data.n_partitions > 1 and not extra:
-        stats, counts, R, _, _ = _trim(stats, counts, R)
-    return (stats, counts, R, maps, matched) + ((upd,) if extra else ())
 
 
 # --- iHMM / DIH: partitions of whole sequences -------------------------------------------------
@@ -278,56 +178,115 @@ def _hmm_init_task(block, seed, part, family, prior, glob, lengths):
     return labels, (stats, counts, transition_counts(labels, lengths, len(counts)))
 
 
-def _hmm_task(block, _seed, part, phi, labels, lengths, glob):
-    """One iHMM / DIH sweep over the partition's sequences against the global state ``glob``;
-    per-slot rows (η, β); extra: the transition counts (partition 0: in full, others: change)."""
-    family, loss, stats, counts, R, N, N0, bu, alpha, gamma, disc, w, P, n, seed, sweep = glob
-    K0 = len(counts)
-    st = HMMState(block, family, labels, z_rng(seed, sweep, part), phi, loss, lengths,
-                  R[:, -1], bu, glob=(stats, counts, n, N, N0))
-    g_scale = _start(st, R[:, :-1], counts, disc, P, n)
-    st.sweep_hmm(np.arange(len(labels)), alpha, gamma, disc, w, g_scale, K0 if P > 1 else 0)
-    Kt = max(int(st.meta[0]), K0)
-    Nl, N0l = st.N[:Kt, :Kt].copy(), st.N0[:Kt].copy()
-    if part > 0:
-        Nl[:K0, :K0] -= N
-        N0l[:K0] -= N0
-    rows = np.column_stack([st.H, st.beta])
-    return st.labels, _partition_update(st, stats, counts, rows, part, ((Nl, N0l),))
+def _slice_task(block, _seed, part, z, pi, lengths, seed, sweep):
+    """The partition's labels ``z`` and its slices u_t = π_{z_{t−1} z_t} V^{1/ρ}, V ~ U(0, 1),
+    ρ = :data:`SLICE_SHAPE` (stream ``partition_rng(seed, sweep, part, 2)``; ``pi``'s last row
+    is the start)."""
+    prev, _ = neighbours(lengths)
+    from_ = np.where(prev >= 0, z[np.maximum(prev, 0)], pi.shape[0] - 1)
+    u = partition_rng(seed, sweep, part, 2).random(len(z)) ** (1.0 / SLICE_SHAPE) * pi[from_, z]
+    return z, u
 
 
-def _assemble(trans, maps, K):
-    """Global transition counts from the partitions' (in their slots, mapped by ``maps``)."""
-    if maps == [None]:
-        return trans[0]
-    N, N0 = np.zeros((K, K), np.int64), np.zeros(K, np.int64)
-    for (Nl, N0l), m in zip(trans, maps):
-        ok = np.flatnonzero(m >= 0)
-        np.add.at(N, (m[ok][:, None], m[ok][None, :]), Nl[np.ix_(ok, ok)])
-        np.add.at(N0, m[ok], N0l[ok])
-    return N, N0
+def _min_slice(res):
+    return float(res[1].min()) if len(res[1]) else 1.0
+
+
+def _path_task(block, _seed, part, phi, res, lengths, glob):
+    """z of the partition's sequences by :func:`~bnpdist.kernels.ihmm.beam_paths`; returns the
+    labels and (statistics, counts, (N, N0)) of the K represented states."""
+    family, params, pi, allowed, H, code, seed, sweep = glob
+    block = as_block(block)
+    K = pi.shape[1]
+    log_e = loglik(family, block, params, np.arange(K)[None, :])
+    if H is not None:
+        S = np.asarray(phi) @ H.T
+        log_e += log_lik(code, S, 1.0) - log_lik(code, S, -1.0)
+    log_e[:, ~allowed] = -np.inf
+    n = len(res[0])
+    z, fwd = np.zeros(n, np.int64), np.empty((n, K))
+    bounds = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    beam_paths(log_e, pi, res[1], 1.0 - SLICE_SHAPE, bounds, z_rng(seed, sweep, part).random(n), z, fwd)
+    return z, (family.stats_hard(block, z, K), np.bincount(z, minlength=K), transition_counts(z, lengths, K))
+
+
+def _add(a, b):
+    return a[0] + b[0], a[1] + b[1], (a[2][0] + b[2][0], a[2][1] + b[2][1])
+
+
+def _current(res, seed, relabel):
+    return relabel[res[0]]
+
+
+def _labels(engine, data, res, relabel) -> DistData:
+    """The partitions' current labels (task results on the workers) as a DistData."""
+    return engine.per_partition(data, engine.map(_current, engine.per_partition(data, res), relabel,
+                                                   key="ihmm-labels"))
+
+
+def _dirichlet_rows(rng, counts, alpha, beta, bu) -> np.ndarray:
+    """π_j ~ Dir(counts_j + αβ, αβ_u) per row of ``counts`` (log-space gamma draws)."""
+    a = np.column_stack([counts + alpha * beta[None, :], np.full(len(counts), alpha * bu)])
+    lg = log_gamma_draws(rng, np.maximum(a, 1e-300))
+    g = np.exp(lg - lg.max(axis=1, keepdims=True))
+    return g / g.sum(axis=1, keepdims=True)
+
+
+def _beta_draw(rng, a: float, b: float) -> float:
+    la, lb = log_gamma_draws(rng, np.array([max(a, 1e-300), max(b, 1e-300)]))
+    return float(expit(la - lb))
+
+
+def represent(rng, pi, beta, bu, alpha, gamma, u_min):
+    """Step 3 of the module docstring: new states broken off the unrepresented mass until every
+    row's remaining mass π_{j,u} ≤ ``u_min``.  ``pi`` (K + 1, K + 1): rows the K states and the
+    start (last), columns the K states and the unrepresented mass (last).  Returns (π (K' + 1, K'):
+    rows the K' states and the start, β (K'), β_u, the number of new states)."""
+    body = [list(r[:-1]) for r in pi]           # the states' rows, then the start row (kept last)
+    rest = [float(r[-1]) for r in pi]
+    beta = list(beta)
+    new = 0
+    while max(rest) > u_min:
+        if len(beta) >= MAX_STATES:
+            raise RuntimeError(f"the beam sampler would represent more than {MAX_STATES} states "
+                               f"(slice {u_min:.3g}); the chain cannot stay exact")
+        b = _beta_draw(rng, 1.0, gamma)
+        bk = b * bu
+        for j in range(len(body)):
+            c = _beta_draw(rng, alpha * bk, alpha * (bu - bk))
+            body[j].append(c * rest[j])
+            rest[j] *= 1.0 - c
+        bu -= bk
+        beta.append(bk)
+        row = _dirichlet_rows(rng, np.zeros((1, len(beta))), alpha, np.array(beta), bu)[0]
+        body.insert(len(body) - 1, list(row[:-1]))
+        rest.insert(len(rest) - 1, float(row[-1]))
+        new += 1
+    return np.array(body), np.array(beta), bu, new
+
+
+def _concat_params(a: tuple, b: tuple) -> tuple:
+    return tuple(np.concatenate([x, y]) for x, y in zip(a, b))
 
 
 def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: str | None = None,
                          w: float = 1.0, n_iter: int, warmup: int = WARMUP, random_state=None,
-                         n_partitions: int = 1, max_dim: int = MAX_DIM, Phi=None, merge: bool = True,
+                         n_partitions: int = 1, max_dim: int = MAX_DIM, Phi=None,
                          labels_every=False, init_labels=None) -> Iterator[dict]:
-    """iHMM / DIH-S / DIH-L with z sampled per partition of whole sequences (module docstring:
-    the partitions see the other partitions' transition counts n_jk and emission statistics
-    frozen at the sweep start; the driver sums the changes, reconciles new states, then draws
-    m ~ CRT, β, α, γ as :func:`~bnpdist.inference.ihmm.run_ihmm`, whose chain one partition
-    reproduces bit for bit).  ``init_labels``: the chain's start (n integers ≥ 0 over the
-    concatenated sequences; default the sequential urn pass).  The merge gain uses the DP(γ) urn
-    over states.  Yields the dicts of ``run_ihmm`` (``labels`` and ``transition`` only where
-    ``labels_every`` asks: True, False (the last only) or a predicate of the step, and at the
-    end) plus ``matched`` and ``label_parts`` (the sweep's labels left on the partitions, a
-    function of no arguments)."""
+    """iHMM / DIH-S / DIH-L by the beam sampler on ``n_partitions`` blocks of whole sequences
+    (module docstring: exact for any number of partitions).  ``init_labels``: the chain's start
+    (n integers ≥ 0 over the concatenated sequences; default the sequential urn pass).  Yields
+    one dict per sweep: ``step``, ``n_states``, ``prior`` (α, γ resampled when the HDP has
+    hyperpriors), ``discriminative``, ``new_states`` (represented in step 3), ``seconds``,
+    ``labels`` and ``transition`` (E[π | z, β, α] among the states) where ``labels_every``
+    asks (True, False: the last only, or a predicate of the step) and at the end, and
+    ``label_parts`` (the sweep's labels left on the partitions, a function of no arguments)."""
     block, n, seed, rng, code = prepare(block, lengths, random_state, loss)
     if Phi is None:
         Phi = fit_projection(block, max_dim)(block) if loss else np.zeros((n, 1))
     Phi = np.ascontiguousarray(Phi, dtype=np.float64)
     data, lens = sequence_partitions(engine, block, lengths, n_partitions)
-    P, dim = data.n_partitions, Phi.shape[1]
+    P, dim, sw = data.n_partitions, Phi.shape[1], float(np.sqrt(w))
     eta_step = HyperplaneStep(engine, data, Phi, code, w, seed)
     lens = engine.per_partition(data, lens)
     if init_labels is None:
@@ -341,38 +300,77 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
         res, stats, counts, z0 = _given(engine, data, family, init_labels)
         K = len(counts)
         N, N0 = transition_counts(z0, lengths, K)
-    R, maps = np.zeros((K, dim + 1)), [None] * P
     index = engine.per_partition(data, range(P))
-    beta = rng.dirichlet(np.append(np.ones(len(counts)), prior.gamma))
-    R[:, -1], bu = beta[:-1], beta[-1]
+    beta = rng.dirichlet(np.append(np.ones(K), prior.gamma))
+    beta, bu, H = beta[:-1], float(beta[-1]), np.zeros((K, dim))
+    relabel = np.arange(K)
     for sweep in range(int(n_iter)):
         tic = time.perf_counter()
         disc = loss is not None and sweep >= warmup
-        labels = _labels(engine, data, res, maps)
+        live = np.flatnonzero(counts > 0)                                   # step 6 of the last sweep
+        old = np.full(len(counts), -1, np.int64)
+        old[live] = np.arange(len(live))
+        relabel = old[relabel]
+        stats, counts, N, N0 = stats.take(live), counts[live], N[np.ix_(live, live)], N0[live]
+        beta, H = beta[live], H[live]
+        labels = _labels(engine, data, res, relabel)
         if sweep and sweep % REROOT_EVERY == 0:
             labels = rerooted(engine, data, labels.futures)
+        _, rest = restaurants(N, N0, np.arange(len(live)))                 # step 1
+        beta, bu, prior = hdp_step(rng, prior, rest, beta)
+        pi = _dirichlet_rows(rng, rest, prior.alpha, beta, bu)
+        params = sample_params(family, stats, rng)
         if disc:
-            live = np.flatnonzero(counts > 0)
-            R = R.copy()
-            R[live, :-1] = eta_step.draw(rng, labels, live_index(live, len(counts)), R[live, :-1], sweep)
-        glob = (family, code, stats, counts, R, N, N0, bu, prior.alpha, prior.gamma, disc, float(w), P, n,
-                seed, sweep)
-        res = engine.map(_hmm_task, data, index, eta_step.phi, labels, lens, glob, key="ihmm-z")
-        stats, counts, R, maps, matched, upd = _reduce(engine, data, res, family, DP(prior.gamma), stats,
-                                                       counts, R, merge, extra=True)
-        N, N0 = _assemble(upd[4], maps, len(counts))
-        if P > 1:
-            stats, counts, R, N, N0 = _trim(stats, counts, R, N, N0)
-        live, rest = restaurants(N, N0, np.flatnonzero(counts > 0))
-        b, bu, prior = hdp_step(rng, prior, rest, R[live, -1])
-        R[:, -1] = 0.0
-        R[live, -1] = b
-        def parts(res=res, maps=maps):
-            return _labels(engine, data, res, maps)
-        out = {"step": sweep, "n_states": len(live), "prior": prior, "discriminative": disc,
-               "matched": matched, "labels": None, "transition": None, "label_parts": parts}
+            H = eta_step.draw(rng, labels, np.arange(len(live)), H, sweep)
+        sl = engine.map(_slice_task, data, index, labels, pi, lens, seed, sweep, key="ihmm-slice")                       # step 2
+        u_min = min(engine.gather(sl, _min_slice))
+        pi, beta, bu, new = represent(rng, pi, beta, bu, prior.alpha, prior.gamma, u_min)   # step 3
+        K = len(beta)
+        if new:
+            params = _concat_params(params, sample_params(family, family.zero_stats(new), rng))
+            H = np.vstack([H, sw * rng.standard_normal((new, dim))])
+        allowed = np.ones(K, dtype=bool)
+        if disc and new:                                                    # step 4
+            G = log_lik(code, Phi @ H[len(live):].T, -1.0).sum(axis=0)
+            allowed[len(live):] = np.log(rng.random(new)) < G
+        glob = (family, params, pi, allowed, H if disc else None, code, seed, sweep)
+        res = engine.map(_path_task, data, index, eta_step.phi, engine.per_partition(data, sl), lens, glob,
+                         key="ihmm-z")                                       # step 5
+        stats, counts, (N, N0) = engine.reduce(engine.map(_update, engine.per_partition(data, res),
+                                                          key="ihmm-update"), _add)
+        relabel = np.arange(K)
+        occupied = np.flatnonzero(counts > 0)
+
+        def parts(res=res, relabel=relabel):
+            return _labels(engine, data, res, relabel)
+        out = {"step": sweep, "n_states": len(occupied), "prior": prior, "discriminative": disc,
+               "new_states": new, "labels": None, "transition": None, "label_parts": parts}
         if wants_labels(labels_every, sweep, sweep == int(n_iter) - 1):
-            out["labels"], slots = _gathered(engine, parts())
-            out["transition"] = transitions(rest, R[live, -1], prior.alpha, live, slots)
+            out["labels"], slots = remap_labels(np.concatenate(engine.gather(parts().futures)).astype(np.int64))
+            _, n_live = restaurants(N, N0, occupied)
+            out["transition"] = transitions(n_live, beta[occupied], prior.alpha, occupied, slots)
         out["seconds"] = time.perf_counter() - tic
+        yield out
+
+
+def run_hmm(engine, block, lengths, family, prior: HDP, *, n_partitions: int = 1, labels_every=False,
+            **kw) -> Iterator[dict]:
+    """The estimator's chain, exact either way: on one partition the collapsed one-block sampler
+    (:func:`~bnpdist.inference.ihmm.run_ihmm`: its single-site moves, given every other step's
+    counts, merge the urn start's states within a few sweeps, where the beam sampler's
+    instantiated parameters take many), on several the beam sampler
+    (:func:`run_ihmm_partitioned`).  ``kw``: their common arguments; yields the dicts of
+    :func:`run_ihmm_partitioned` (without ``new_states`` on one partition)."""
+    if int(n_partitions) > 1:
+        yield from run_ihmm_partitioned(engine, block, lengths, family, prior, n_partitions=n_partitions,
+                                        labels_every=labels_every, **kw)
+        return
+    data, _ = sequence_partitions(engine, as_block(block), lengths, 1)
+    last = int(kw["n_iter"]) - 1
+    for snap in run_ihmm(block, lengths, family, prior, engine=engine, data=data, **kw):
+        z = snap["labels"]
+        out = {k: snap[k] for k in ("step", "n_states", "prior", "discriminative", "seconds")}
+        keep = wants_labels(labels_every, snap["step"], snap["step"] == last)
+        out["labels"], out["transition"] = (z, snap["transition"]) if keep else (None, None)
+        out["label_parts"] = lambda z=z: engine.per_partition(data, [z])
         yield out
