@@ -159,6 +159,16 @@ def test_beam_sampler_matches_the_enumerated_path_posterior(loss, P):
     assert p > P_MIN and d < bound, f"p = {p:.2e}, TVD = {d:.4f} (bound {bound:.4f})"
 
 
+def test_without_the_occupancy_gate_the_referee_rejects_the_chain(monkeypatch):
+    """Negative control: every new DIH state open (a_k = 1 whatever e^{G_k}) favours births; 2,000
+    sweeps on 3 partitions are rejected (at 12,000: TVD 0.74, p = 0)."""
+    monkeypatch.setattr(ihmm, "open_states", lambda rng, code, Phi, H: np.ones(len(H), dtype=bool))
+    probs = exact_paths("lr")
+    kept = chain("lr", 3, 2_000)[referee.BURN::RUNS["lr"][2]]
+    p, d = gof_test(kept, probs)
+    assert p < P_MIN and d > referee.tvd_bound(probs, len(kept)), (p, d)
+
+
 def test_the_chain_does_not_depend_on_the_engine(monkeypatch):
     """DIH-L on 3 partitions (warm-up 5, rerooted every 4 sweeps): on 2 process workers (TCP on
     127.0.0.1) the LocalEngine's chain draw for draw."""

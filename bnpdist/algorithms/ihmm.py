@@ -265,6 +265,13 @@ def represent(rng, pi, beta, bu, alpha, gamma, u_min):
     return np.array(body), np.array(beta), bu, new
 
 
+def open_states(rng, code: str, Phi: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """Step 4 of the module docstring: a_k = 1 with probability e^{G_k}, G_k = Σ_i log L(−1 | φ_iᵀη_k)
+    over every row, for the empty states of hyperplanes ``H`` (one a row)."""
+    G = log_lik(code, Phi @ H.T, -1.0).sum(axis=0)
+    return np.log(rng.random(len(H))) < G
+
+
 def _concat_params(a: tuple, b: tuple) -> tuple:
     return tuple(np.concatenate([x, y]) for x, y in zip(a, b))
 
@@ -331,8 +338,7 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
             H = np.vstack([H, sw * rng.standard_normal((new, dim))])
         allowed = np.ones(K, dtype=bool)
         if disc and new:                                                    # step 4
-            G = log_lik(code, Phi @ H[len(live):].T, -1.0).sum(axis=0)
-            allowed[len(live):] = np.log(rng.random(new)) < G
+            allowed[len(live):] = open_states(rng, code, Phi, H[len(live):])
         glob = (family, params, pi, allowed, H if disc else None, code, seed, sweep)
         res = engine.map(_path_task, data, index, eta_step.phi, engine.per_partition(data, sl), lens, glob,
                          key="ihmm-z")                                       # step 5
