@@ -272,10 +272,6 @@ def open_states(rng, code: str, Phi: np.ndarray, H: np.ndarray) -> np.ndarray:
     return np.log(rng.random(len(H))) < G
 
 
-def _concat_params(a: tuple, b: tuple) -> tuple:
-    return tuple(np.concatenate([x, y]) for x, y in zip(a, b))
-
-
 def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: str | None = None,
                          w: float = 1.0, n_iter: int, warmup: int = WARMUP, random_state=None,
                          n_partitions: int = 1, max_dim: int = MAX_DIM, Phi=None,
@@ -326,15 +322,14 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
         _, rest = restaurants(N, N0, np.arange(len(live)))                 # step 1
         beta, bu, prior = hdp_step(rng, prior, rest, beta)
         pi = _dirichlet_rows(rng, rest, prior.alpha, beta, bu)
-        params = sample_params(family, stats, rng)
         if disc:
             H = eta_step.draw(rng, labels, np.arange(len(live)), H, sweep)
         sl = engine.map(_slice_task, data, index, labels, pi, lens, seed, sweep, key="ihmm-slice")                       # step 2
         u_min = min(engine.gather(sl, _min_slice))
         pi, beta, bu, new = represent(rng, pi, beta, bu, prior.alpha, prior.gamma, u_min)   # step 3
         K = len(beta)
+        params = sample_params(family, stats.pad(K), rng)                  # θ | z (the new states: prior)
         if new:
-            params = _concat_params(params, sample_params(family, family.zero_stats(new), rng))
             H = np.vstack([H, sw * rng.standard_normal((new, dim))])
         allowed = np.ones(K, dtype=bool)
         if disc and new:                                                    # step 4
