@@ -185,3 +185,16 @@ def test_sequence_partitions_cut_only_between_sequences():
     assert [list(x) for x in lens] == [[4, 9], [2, 7], [8]]
     assert data.n_rows == (13, 9, 8)
     np.testing.assert_array_equal(np.concatenate(data.futures)[:, 0], np.arange(30.0))
+
+
+@pytest.mark.parametrize("algorithm", ["gibbs", "dih-lr"])
+def test_bnphmm_on_count_rows_and_partitions(algorithm):
+    """Multinomial emissions (word-major parameters) on 3 partitions of sequences: every state
+    path is a path over the fitted states."""
+    from bnpdist import BNPHMM
+    from bnpdist.data.synthetic import make_bars
+    X, _, _ = make_bars(60, n_tokens=30, seed=2)
+    est = BNPHMM(algorithm=algorithm, n_iter=4, warmup=2, n_partitions=3, random_state=0,
+                 hyperparameters="fixed").fit(X.to_scipy(), lengths=[20, 20, 20])
+    assert est.labels_.shape == (60,) and set(est.labels_) == set(range(est.n_states_))
+    np.testing.assert_allclose(est.transition_.sum(1), 1.0)
