@@ -17,7 +17,8 @@ from bnpdist.metrics import nmi
 def main(args):
     X, y = make_chained_gaussians(n_per_cluster=300, seed=args.data_seed)
     reached = 0
-    print("| seed | first sweep at K = 2 | sweeps at K = 2 | sweeps at K = 1 | fit K | NMI |\n|---|---|---|---|---|---|")
+    print("| seed | first sweep at K = 2 | sweeps at K = 2 | sweeps at K = 1 | fit K | NMI |\n"
+          "|---|---|---|---|---|---|")
     for seed in range(args.seeds):
         est = BNPMixture(algorithm=args.algorithm, n_partitions=args.partitions, random_state=seed).fit(X)
         K = np.array([h["n_clusters"] for h in est.history_])

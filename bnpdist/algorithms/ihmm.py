@@ -305,7 +305,7 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
         N, N0 = transition_counts(z0, lengths, K)
     index = engine.per_partition(data, range(P))
     beta = rng.dirichlet(np.append(np.ones(K), prior.gamma))
-    beta, bu, H = beta[:-1], float(beta[-1]), np.zeros((K, dim))
+    beta, H = beta[:-1], np.zeros((K, dim))
     relabel = np.arange(K)
     for sweep in range(int(n_iter)):
         tic = time.perf_counter()
@@ -324,7 +324,7 @@ def run_ihmm_partitioned(engine, block, lengths, family, prior: HDP, *, loss: st
         pi = _dirichlet_rows(rng, rest, prior.alpha, beta, bu)
         if disc:
             H = eta_step.draw(rng, labels, np.arange(len(live)), H, sweep)
-        sl = engine.map(_slice_task, data, index, labels, pi, lens, seed, sweep, key="ihmm-slice")                       # step 2
+        sl = engine.map(_slice_task, data, index, labels, pi, lens, seed, sweep, key="ihmm-slice")   # step 2
         u_min = min(engine.gather(sl, _min_slice))
         pi, beta, bu, new = represent(rng, pi, beta, bu, prior.alpha, prior.gamma, u_min)   # step 3
         K = len(beta)
