@@ -1,10 +1,10 @@
 """BNPHMM: the infinite HMM and the discriminative-state iHMM (Nguyen et al. 2017) as an estimator.
 
 scikit-learn conventions: ``__init__`` stores parameters, fitting validates them, fitted
-attributes end in ``_``.  Sampling: :func:`bnpdist.algorithms.discriminative.run_ihmm_partitioned`
+attributes end in ``_``.  Sampling: :func:`bnpdist.algorithms.ihmm.run_ihmm_partitioned`
 on ``n_partitions`` blocks of whole sequences, in this process or on a ``client``'s cluster
-(one partition: the exact sampler of :mod:`bnpdist.inference.ihmm`; several: z per partition,
-approximate).
+(:func:`bnpdist.algorithms.ihmm.run_hmm`: the collapsed sampler on one partition, the beam
+sampler of Van Gael et al. 2008 on several; exact for any number of partitions).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from .data.blocks import CSRBlock, as_block, concat_rows
 from .data.source import PARQUET, kind_of, sequences
 from .distributed import engine_for
-from .algorithms.discriminative import run_ihmm_partitioned, transition_counts
+from .algorithms.ihmm import run_hmm, transition_counts
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .hyper import search_hmm
 from .inputs import check_init_labels, check_input, family_counts
@@ -79,9 +79,9 @@ class BNPHMM(Estimator):
     random_state : int seed; None draws one
     client : an engine or a ``distributed.Client`` to sample on (None: this process for rows
         up to 64 MiB, see :func:`bnpdist.distributed.engine_for`)
-    n_partitions : blocks of whole sequences; 1 (default) samples z in one exact stream, more
-        sample z per block against the others' frozen counts (approximate, see
-        :mod:`bnpdist.algorithms.discriminative`)
+    n_partitions : blocks of whole sequences, each sampling its sequences' state paths by
+        forward filtering–backward sampling given the driver's transitions, emission parameters
+        and hyperplanes (exact for any number, see :mod:`bnpdist.algorithms.ihmm`)
     hyperparameters : "auto" chooses the emission prior's unset values by the evidence
         log p(x, ẑ) of each candidate's own fit ẑ (:func:`bnpdist.hyper.search_hmm`: one fixed fit
         per candidate; γ and α are resampled, not searched); "fixed" keeps the data-driven defaults
@@ -195,10 +195,10 @@ class BNPHMM(Estimator):
         self.history_, kept = [], []
         labels_every = (lambda step: on_lattice(step, burn_in, int(self.thin))) if snapshots else False
         with engine_for(self.client, source=block) as engine:
-            for snap in run_ihmm_partitioned(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
-                                             w=float(self.w), warmup=int(self.warmup), n_iter=n_iter,
-                                             random_state=self.seed_, n_partitions=int(self.n_partitions),
-                                             init_labels=init_labels, labels_every=labels_every):
+            for snap in run_hmm(engine, block, lengths, family, prior, loss=ALGORITHMS[self.algorithm],
+                                w=float(self.w), warmup=int(self.warmup), n_iter=n_iter,
+                                random_state=self.seed_, n_partitions=int(self.n_partitions),
+                                init_labels=init_labels, labels_every=labels_every):
                 self.history_.append({k: snap[k] for k in ("step", "n_states", "seconds")})
                 step = snap["step"]
                 if self.point_estimate != "last" and step >= burn_in and on_lattice(step, burn_in, int(self.thin)):

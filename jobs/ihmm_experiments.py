@@ -4,13 +4,14 @@ state path: iHMM vs DIH-S vs DIH-L vs DPM / DDPM (order ignored): NMI, F1 and CP
     python jobs/ihmm_experiments.py --runs 3 --sweeps 60
     python jobs/ihmm_experiments.py --runs 3 --sweeps 60 --partitions 4   # z per partition
     python jobs/ihmm_experiments.py --separate --runs 5 --sweeps 60       # model, sampler or data?
-    python jobs/ihmm_experiments.py --bias --runs 3 --sweeps 20000        # per-partition bias, n = 5
+    python jobs/ihmm_experiments.py --bias --runs 3 --sweeps 20000        # beam sampler on partitions, n = 5
 
 ``--partitions P`` (P > 1): the DPM/DDPM rows sample z per partition of P contiguous row blocks
 (:mod:`bnpdist.algorithms.ddpm`, exact), the iHMM/DIH rows per partition of whole sequences
-(:mod:`bnpdist.algorithms.discriminative`, approximate); P = 1 is the exact samplers.
-``--bias`` measures the iHMM per partition on the enumerated referee of tests/test_ihmm.py, and DIH-S/L
-per partition against their one-block chains on the same data.
+(:mod:`bnpdist.algorithms.ihmm`, the beam sampler, exact); P = 1 is the one-block samplers.
+``--bias`` measures the iHMM beam sampler on 2 partitions on the enumerated referee of
+tests/test_ihmm.py beside the one-block collapsed chain, and DIH-S/L on 2 partitions against
+their one-block chains on the same data.
 
 Data: 5 sequences × 200 steps, 4 states on the corners of a square (side 2) in 2-D with unit
 emission noise (heavy overlap), sticky transitions (0.96 self).  Scores: mean ± sd over runs ×
@@ -32,7 +33,7 @@ import time
 import numpy as np
 
 from bnpdist.algorithms.ddpm import run_ddpm_marked
-from bnpdist.algorithms.discriminative import run_ihmm_partitioned
+from bnpdist.algorithms.ihmm import run_hmm
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import gof_test, partition_frequencies
 from bnpdist.inference.ihmm import run_ihmm
@@ -89,15 +90,16 @@ def separate(args):
 
 
 def _paths(P, seed, sweeps, ref, loss=None):
-    """The state paths of every 2nd sweep after 200, one row each."""
-    snaps = run_ihmm_partitioned(LocalEngine(), ref.X, ref.LENGTHS, ref.FAM, HDP(1.0, 1.5), loss=loss,
-                                 n_iter=sweeps, random_state=seed, n_partitions=P, labels_every=True)
+    """The state paths of every 2nd sweep after 200, one row each (P = 1: the collapsed chain)."""
+    snaps = run_hmm(LocalEngine(), ref.X, ref.LENGTHS, ref.FAM, HDP(1.0, 1.5), loss=loss,
+                    n_iter=sweeps, random_state=seed, n_partitions=P, labels_every=True)
     return np.array([s["labels"] for s in snaps][200::2])
 
 
 def bias(args):
     """TVD to the enumerated path posterior of tests/test_ihmm.py (5 steps in sequences of 3 and
-    2, every 2nd sweep after 200): the exact chain against 2 partitions of one sequence each,
+    2, every 2nd sweep after 200): the one-block collapsed chain against the beam sampler on 2
+    partitions of one sequence each,
     ``--runs`` seeds.  DIH-S/L have no enumerated posterior (their hyperplanes are latent): their
     2-partition chains are compared with their exact one-block chains, pooled over the seeds,
     beside the exact chain's own spread (TVD between its first and second half of the seeds)."""
@@ -106,7 +108,7 @@ def bias(args):
     spec.loader.exec_module(ref)
     probs = ref.exact_paths(1.0, 1.5)
     print("| sampler | samples | TVD (mean over seeds) | TVD per seed | χ² p per seed |\n|---|---|---|---|---|")
-    for name, P in (("exact", 1), ("2 partitions", 2)):
+    for name, P in (("collapsed, one block", 1), ("beam, 2 partitions", 2)):
         res = [gof_test(_paths(P, seed, args.sweeps, ref), probs) for seed in range(args.runs)]
         d = np.array([r[1] for r in res])
         print(f"| {name} | {(args.sweeps - 200) // 2} | {d.mean():.4f} | {', '.join(f'{x:.4f}' for x in d)} | "
@@ -144,8 +146,8 @@ def main(args):
                                       warmup=10 if loss else args.sweeps, random_state=r, labels_every=True))
             else:
                 it = ((s["labels"], s["n_states"], s["seconds"]) for s in
-                      run_ihmm_partitioned(eng, X, lengths, fam, hdp, loss=loss, n_iter=args.sweeps, random_state=r,
-                                           n_partitions=args.partitions, labels_every=True))
+                      run_hmm(eng, X, lengths, fam, hdp, loss=loss, n_iter=args.sweeps, random_state=r,
+                              n_partitions=args.partitions, labels_every=True))
             out, clock = [], 0.0
             for step, (lab, K, sec) in enumerate(it):
                 clock += sec

@@ -10,8 +10,8 @@ the model becomes the DPM with concentration α·c^n.
 
 Distribution: this module is the one-block sampler, z resampled in one stream over all rows
 (the exact reference); :mod:`bnpdist.algorithms.ddpm` samples z per partition on marked
-clusters, exactly, and :mod:`bnpdist.algorithms.discriminative` the iHMM / DIH per partition
-of sequences with this module's state.  The η step is map-reduced: each
+clusters, exactly, and :mod:`bnpdist.algorithms.ihmm` the iHMM / DIH per partition
+of sequences by the beam sampler with this module's η step.  The η step is map-reduced: each
 partition draws its rows' augmentation variables from ``partition_seed(seed, sweep, partition)``
 and returns its additive terms Σ_i a_ik φ_iφ_iᵀ and Σ_i b_ik φ_i; the driver adds them in
 partition order and draws η.  Streams: η and α from ``driver_rng(seed)``, the z sweep s from

@@ -12,8 +12,8 @@ appendix A) when the HDP has ``alpha_prior`` / ``gamma_prior``:
 
 This is the exact sampler (z in one stream; streams as :func:`bnpdist.inference.ddpm.run_ddpm`);
 the DIH η step is the DDPM's map-reduce over row partitions (the augmentation terms are per row).
-:func:`bnpdist.algorithms.discriminative.run_ihmm_partitioned` samples z per partition of whole
-sequences (approximate) and is this chain bit for bit with one partition.
+The same target per partition of whole sequences, by the beam sampler:
+:func:`bnpdist.algorithms.ihmm.run_ihmm_partitioned`.
 """
 from __future__ import annotations
 
@@ -54,22 +54,14 @@ def neighbours(lengths) -> tuple[np.ndarray, np.ndarray]:
 class HMMState(DiscriminativeState):
     """Row labels (slots), transition counts and β of the HDP-HMM, plus the DIH hyperplanes."""
 
-    def __init__(self, block, family, labels, rng, Phi, loss, lengths, beta: np.ndarray, bu: float,
-                 glob=None):
-        """``glob`` = (stats, counts, n_total, N, N0): the sequences are one partition, the
-        slots hold the global statistics and transition counts (as :class:`DiscriminativeState`)."""
+    def __init__(self, block, family, labels, rng, Phi, loss, lengths, beta: np.ndarray, bu: float):
         self.prev, self.nxt = neighbours(lengths)
         self.N, self.N0 = np.zeros((0, 0), np.int64), np.zeros(0, np.int64)
         self.rowsum, self.beta = np.zeros(0, np.int64), np.zeros(0)
         self.bu = np.array([bu])
-        super().__init__(block, family, labels, rng, Phi, loss, None if glob is None else glob[:3])
-        K = len(beta)
-        self.beta[:K] = beta
-        if glob is None:
-            self.recount()
-        else:
-            self.N[:K, :K], self.N0[:K] = glob[3], glob[4]
-            self.rowsum[:] = self.N.sum(axis=1)
+        super().__init__(block, family, labels, rng, Phi, loss)
+        self.beta[:len(beta)] = beta
+        self.recount()
 
     def recount(self) -> None:
         """Transition counts from the labels."""
@@ -96,15 +88,14 @@ class HMMState(DiscriminativeState):
                     self.bu, self.prev, self.nxt, self.labels, 0, 1.0, 1.0, True, 0, 0.0, 1.0, 0,
                     self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
 
-    def sweep_hmm(self, rows, alpha: float, gamma: float, disc: bool, w: float, g_scale: float = 1.0,
-                  lo: int = 0) -> None:
-        """z_t | z_−t, β, η for t in ``rows`` (``g_scale``, ``lo``: see :func:`~bnpdist.kernels.ihmm.ihmm_steps`)."""
+    def sweep_hmm(self, rows, alpha: float, gamma: float, disc: bool, w: float) -> None:
+        """z_t | z_−t, β, η for t in ``rows``."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         t = 0
         while t < len(rows):
             t = self._steps(self.labels, self.counts, self.meta, self.N, self.N0, self.rowsum,
                             self.beta, self.bu, self.prev, self.nxt, rows, t, float(alpha),
-                            float(gamma), bool(disc), self.code, math.sqrt(w), float(g_scale), int(lo),
+                            float(gamma), bool(disc), self.code, math.sqrt(w), 1.0, 0,
                             self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
             if t < len(rows):
                 self._grow()

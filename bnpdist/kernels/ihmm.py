@@ -95,3 +95,61 @@ def ihmm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, N
         counts[k] += 1
     meta[0] = hi
     return rows.shape[0]
+
+
+@numba.njit(nogil=True, cache=True)
+def _gate(p, u, power):
+    """π^power if the transition passes the slice (π > u), else 0."""
+    if p <= u:
+        return 0.0
+    return 1.0 if power == 0.0 else p ** power
+
+
+@numba.njit(nogil=True, cache=True)
+def beam_paths(log_e, pi, u, power, bounds, draws, z, fwd):
+    """Forward filtering–backward sampling of the state paths under the beam sampler's slices
+    (Van Gael et al. 2008): with u_t = π_{z_{t−1} z_t} V_t^{1/ρ}, V_t ~ U(0, 1) (ρ = 1: uniform),
+    p(z | u) ∝ Π_t g_t(z_{t−1}, z_t) e_t(z_t) with the gate g_t(j, k) = π_jk^{1−ρ} 1[u_t < π_jk], so
+
+        f_1(k) ∝ g_1(0, k) e_1(k),   f_t(k) ∝ e_t(k) Σ_j f_{t−1}(j) g_t(j, k),
+        z_T ~ f_T,   p(z_t = j | z_{t+1} = k) ∝ f_t(j) g_{t+1}(j, k).
+
+    ``log_e`` (n, K): log e_t(k) (−inf: state k barred); ``pi`` (K + 1, K): transition
+    probabilities among the K represented states, the start row last; ``u`` (n,) the slices;
+    ``power`` = 1 − ρ; ``bounds`` (S + 1,) the sequences' first rows; ``draws`` (n,) uniforms
+    for the backward draws; ``z`` (n,) the sampled states; ``fwd`` (n, K) the normalised f_t."""
+    K = log_e.shape[1]
+    for s in range(bounds.shape[0] - 1):
+        a, b = bounds[s], bounds[s + 1]
+        for t in range(a, b):
+            m = -np.inf
+            for k in range(K):
+                if log_e[t, k] > m:
+                    m = log_e[t, k]
+            tot = 0.0
+            for k in range(K):
+                v = 0.0
+                if log_e[t, k] > -np.inf:
+                    if t == a:
+                        v = _gate(pi[K, k], u[t], power)
+                    else:
+                        for j in range(K):
+                            v += fwd[t - 1, j] * _gate(pi[j, k], u[t], power)
+                    v *= math.exp(log_e[t, k] - m)
+                fwd[t, k] = v
+                tot += v
+            for k in range(K):
+                fwd[t, k] /= tot
+        for t in range(b - 1, a - 1, -1):
+            tot = 0.0
+            for j in range(K):
+                tot += fwd[t, j] * (1.0 if t == b - 1 else _gate(pi[j, z[t + 1]], u[t + 1], power))
+            r, acc, pick = draws[t] * tot, 0.0, -1
+            for j in range(K):
+                v = fwd[t, j] * (1.0 if t == b - 1 else _gate(pi[j, z[t + 1]], u[t + 1], power))
+                if v > 0.0:
+                    acc += v
+                    pick = j
+                    if acc > r:
+                        break
+            z[t] = pick
