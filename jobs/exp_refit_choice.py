@@ -1,6 +1,6 @@
 """The search's choice of θ against a choice by the final fit: would choosing the Gaussian's (covariance
 structure, within-cluster fraction c) by the log joint of each candidate's *full* fit, instead of by
-one ADF pass on a subsample (:mod:`bnpdist.hyper`), change the default's partitions?
+one ADF pass on a subsample (:mod:`bnpdist.algorithms.hyper`), change the default's partitions?
 
     python jobs/exp_refit_choice.py [--sets iris,classif-i10] [--seeds 0,1,2] [--kept]
 
@@ -9,8 +9,8 @@ default fit ``BNPMixture()``, then one fit with θ fixed (``hyperparameters="fix
 prior, on the columns it fitted, ``columns_``) at every θ of the search's grid (full and diagonal
 covariance, the full one only for d ≤ 50, × c = 0.0125 … 0.8 on its ×2 grid; ``jobs/misfit.py``'s
 :func:`thetas`), each scored by its final partition's log p(x, z | θ)
-(:func:`bnpdist.hyper.partition_log_joint`). Two choices by that score, each replacing the default
-only when it leads the default's fit by more than :data:`~bnpdist.hyper.TIE_NATS`:
+(:func:`bnpdist.algorithms.evidence.partition_log_joint`). Two choices by that score, each replacing the default
+only when it leads the default's fit by more than :data:`~bnpdist.algorithms.evidence.TIE_NATS`:
 
 * **all**: the best of the whole grid (14 fits more than the default; an upper bound);
 * **near**: the best of the search's θ and its neighbours: c/2 and 2c of the same structure and
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bnpdist.hyper import TIE_NATS, partition_log_joint
+from bnpdist.algorithms.evidence import TIE_NATS, partition_log_joint
 from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
 from bnpdist.mixture import BNPMixture
