@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from .data.blocks import CSRBlock
-from .data.sources import read_vocab
+from .data.locate import read_vocab
 from .inference.features import Projection
 from .obs import family_from_dict
 from .obs.base import SuffStats

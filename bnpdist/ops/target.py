@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from ..data.sources import has_magic
+from ..data.locate import has_magic
 
 #: the entries of a model folder written by ``fit`` (anything else makes it not a model folder)
 MODEL_ENTRIES = frozenset({"model.json", "arrays.npz", "assignments.parquet", "manifest.json",
