@@ -57,6 +57,11 @@ STREAM_REFIT_ROWS = SUBSAMPLE
 STREAM_REFIT_WORK = 2000 * 200
 
 
+def _at_least(lo: int) -> Interval:
+    """The constraint "an integer ≥ lo"."""
+    return Interval(Integral, lo, None, closed="left")
+
+
 @dataclass(frozen=True)
 class FitConfig:
     """What drivers read from the estimator (a plain value: it travels to no worker)."""
@@ -205,13 +210,12 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     #: algorithm's name, ε against a given prior's σ, the burn-in and ``stages`` are checked in
     #: :meth:`_config`
     _parameter_constraints = {
-        "prior": "no_validation", "obs": "no_validation", "algorithm": [str],
-        "n_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "prior": "no_validation", "obs": "no_validation", "algorithm": [str], "n_iter": [_at_least(1), None],
         "epsilon": [Interval(Real, 0, 1, closed="left"), None], "merge_threshold": [Real, None],
-        "tol": [Interval(Real, 0, None, closed="left")], "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "n_partitions": [Interval(Integral, 1, None, closed="left"), None], "random_state": ["random_state"],
+        "tol": [Interval(Real, 0, None, closed="left")], "batch_size": [_at_least(1), None],
+        "n_partitions": [_at_least(1), None], "random_state": [_at_least(0), None],
         "sample_hyperparameters": ["boolean"], "w": [Interval(Real, 0, None, closed="neither")],
-        "burn_in": [Interval(Integral, 0, None, closed="left"), None], "thin": [Interval(Integral, 1, None, closed="left")],
+        "burn_in": [_at_least(0), None], "thin": [_at_least(1)],
         "point_estimate": [StrOptions({*METHODS, "last"})], "hyperparameters": [StrOptions({"auto", "fixed"})],
         "warm_start": ["boolean"], "client": "no_validation", "scheduler": "no_validation", "verbose": ["verbose"],
         "splits": [StrOptions({AUTO_CUTS, *CUTS}), None], "stages": [list, tuple, str, None],

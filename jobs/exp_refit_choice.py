@@ -19,7 +19,7 @@ only when it leads the default's fit by more than :data:`~bnpdist.algorithms.evi
 Prints one markdown row per set and seed: the default's θ, NMI and K, and each choice's θ, NMI, K
 and lead in nats; then the CPU seconds of the default fits and of the refits.  Results:
 docs/QUALITY.md, "Untuned data" (measured on fee6f11).  The near choice has since become the default
-(``BNPMixture._choose_by_fit``), so on later commits the default already holds it and "near"
+(then ``BNPMixture._choose_by_fit``, now the "neighbours" stage), so on later commits the default already holds it and "near"
 leads it only where the kept fit's own neighbours differ; "all" still bounds what the grid offers.
 ``--kept`` prints only the default fits: the search's θ, the θ kept, the lead, NMI, K and CPU s
 (on a commit before the choice: the search's θ twice).
