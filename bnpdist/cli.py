@@ -169,8 +169,8 @@ def model_options(f):
     opts = [
         click.option("--algorithm", type=click.Choice(ALGORITHM_NAMES), cls=LibraryDefault,
                      help="adf: one streaming pass; ep: an ADF pass, then EP passes; gibbs: collapsed "
-                          "Gibbs (exact, on the driver); subcluster: exact parallel split/merge sampler; "
-                          "anneal: subsample annealing; ddpm-svm / ddpm-lr: discriminative DP mixtures."),
+                          "Gibbs (exact, sampled per partition on the workers); subcluster: exact "
+                          "parallel split/merge sampler; anneal: subsample annealing; ddpm-svm / ddpm-lr: discriminative DP mixtures."),
         click.option("--prior", type=click.Choice(["dp", "nggp"]), default=None,
                      show_default="chosen by --hyperparameters auto, else dp",
                      help="Allocation prior: Dirichlet process or normalized generalized gamma process."),
@@ -235,17 +235,26 @@ def _logging():
 
 # --- the group ---------------------------------------------------------------------------
 class _Main(click.Group):
-    """Exit codes: 0 done; 2 bad input or usage (the message names the file); 1 anything else,
-    with a one-line message; a traceback only with ``--debug`` (or ``BNPDIST_DEBUG=1``)."""
+    """Exit codes: 0 done; 2 bad input or usage (the message names the file); 130 interrupted
+    (Ctrl-C); 1 anything else, with a one-line message; a traceback only with ``--debug`` (or
+    ``BNPDIST_DEBUG=1``)."""
 
     def invoke(self, ctx):
+        from .distributed.logs import without_tracebacks
+        from .ops.interrupt import EXIT_INTERRUPTED, interruptible
         from .ops.store import ModelError
         from .ops.target import OutputRefused
         debug = ctx.params.get("debug") or os.environ.get("BNPDIST_DEBUG") == "1"
         try:
-            return super().invoke(ctx)
+            with interruptible(), nullcontext() if debug else without_tracebacks():
+                return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except KeyboardInterrupt:
+            if debug:
+                raise
+            click.echo("interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except (CorpusError, ModelError, OutputRefused) as e:
             if debug:
                 raise
@@ -255,7 +264,7 @@ class _Main(click.Group):
             if debug:
                 raise
             click.echo(f"error: {_one_line(e)}", err=True)
-            ctx.exit(1)
+            ctx.exit(getattr(e, "exit_code", 1))      # e.g. 2: an address that is not a scheduler
 
 
 def _one_line(e: BaseException) -> str:
@@ -313,9 +322,9 @@ def fit(source, out, force, vocab_size, n_partitions, **kw):
     The input is validated before any work (bad input: exit 2, nothing written).
     """
     from .ops.batch import fit_to_dir
-    from .ops.target import check_target
+    from .ops.target import check_output
     est = _build(_spec(kw))
-    check_target(out, source, force=force)    # before starting any work
+    check_output(out, source, kind="model", force=force)    # before starting any work
     with _engine(kw) as engine:
         fit_to_dir(engine, est, source, out, force=force, vocab_size=vocab_size,
                    n_partitions=n_partitions, progress=progress("fit", "step"))
@@ -337,6 +346,8 @@ def predict(model, source, out, **kw):
     from .ops.batch import predict_to_file
     from .ops.lineage import read_ids
     from .ops.store import load_model, model_folder
+    from .ops.target import check_output
+    check_output(out, [model, source], kind="file")
     est = load_model(model)
     known = read_ids(model_folder(model))      # a store version: its stable cluster ids
     with _engine(kw) as engine:
@@ -355,6 +366,8 @@ def _store_options(f):
         click.option("--settle", type=click.FloatRange(min=0), default=5.0, show_default=True,
                      help="Seconds a new file's size and mtime must stay unchanged before it is "
                           "read (producers that write in place); 0 for write-then-rename producers."),
+        click.option("--allow-missing", is_flag=True, default=False,
+                     help="Read a missing input folder as empty (default: exit 2, e.g. an unmounted share)."),
     ]):
         f = o(f)
     return f
@@ -369,7 +382,7 @@ def _store_options(f):
 @click.option("--poll", type=float, default=10.0, show_default=True, help="Seconds between polls.")
 @model_options
 @cluster_options
-def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
+def stream(watch, model, keep, vocab_size, settle, allow_missing, once, poll, **kw):
     """Fold each new Parquet file into the model by ADF, exactly once.
 
     After each file the model and the manifest of consumed files (path, size, sha256) are
@@ -378,13 +391,17 @@ def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
     their reason (quarantine/reasons.jsonl). The model flags apply to an empty store only.
     """
     from .ops import ModelStore, run_stream
+    from .ops.inputs import check_sources
+    from .ops.target import check_output
     _logging()
     spec = _spec(kw)
     _build(spec)
+    check_output(model, [watch], kind="store")
+    check_sources([watch], allow_missing)
     with _engine(kw) as engine:
         res = run_stream(ModelStore(model), engine, watch, spec.build, once=once, poll=poll,
                          keep=keep, vocab_size=vocab_size, settle=settle,
-                         progress=progress("stream", "file"))
+                         progress=progress("stream", "file"), allow_missing=allow_missing)
     click.echo(f"consumed {len(res.consumed)} file(s), quarantined {len(res.quarantined)}, "
                f"skipped {len(res.duplicates)} already applied under another path"
                + (f", {len(res.waiting)} still being written" if res.waiting else ""))
@@ -403,7 +420,7 @@ def stream(watch, model, keep, vocab_size, settle, once, poll, **kw):
                    "contribution); cold: from a new ADF pass.")
 @model_options
 @cluster_options
-def recluster(model, keep, vocab_size, settle, new, ep_passes, window, start, **kw):
+def recluster(model, keep, vocab_size, settle, allow_missing, new, ep_passes, window, start, **kw):
     """Nightly job: fold new files into MODEL/latest, refine by EP, publish a new version.
 
     Writes MODEL/<timestamp>/ (model + manifest) and then switches MODEL/latest atomically.
@@ -411,13 +428,17 @@ def recluster(model, keep, vocab_size, settle, new, ep_passes, window, start, **
     The model flags apply to an empty store only (later versions keep the first one's).
     """
     from .ops import ModelStore, recluster as run
+    from .ops.inputs import check_sources
+    from .ops.target import check_output
     _logging()
     spec = _spec(kw)
     _build(spec)
+    check_output(model, list(new), kind="store")
+    check_sources(new, allow_missing)
     with _engine(kw) as engine:
         res = run(ModelStore(model), engine, new, spec.build, ep_passes=ep_passes, window=window,
                   keep=keep, vocab_size=vocab_size, settle=settle, warm=start == "warm",
-                  progress=progress("EP", "pass"))
+                  progress=progress("EP", "pass"), allow_missing=allow_missing)
     if res.version is None:
         click.echo("nothing new: latest unchanged")
     else:
@@ -478,6 +499,8 @@ def generate(name, out, n_docs, seed, row_group_size, **kw):
     Runs in this process (the cluster flags are accepted for uniformity).
     """
     from .data.generate import generate as gen
+    from .ops.target import check_output
+    check_output(out, kind="folder")
     path = gen(name, out, n_docs=n_docs, seed=seed, row_group_size=row_group_size)
     click.echo(str(path))
 
@@ -493,6 +516,8 @@ def demo(out, seed, **kw):
     Writes DIR/data (Parquet), DIR/models/*, DIR/report.html and prints the metrics.
     """
     from .ops.demo import run_demo
+    from .ops.target import check_output
+    check_output(out, kind="folder")
     with _engine(kw) as engine:
         run_demo(engine, out, seed=seed, echo=click.echo, progress=progress("demo", "step"))
 
@@ -553,6 +578,9 @@ def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, fit_cpu_lim
     """Time the kernels and passes against the sparse × dense bound X·W measured in the same run,
     or (--what quality) run the quality league and write its tables under --out."""
     from .bench import main_table
+    from .ops.target import check_output
+    if "quality" in what:
+        check_output(out, kind="folder")
     timings = [w for w in what if w != "quality"]
     if timings:
         engine = _engine(kw) if {"read", "scale", "traffic"} & set(timings) else nullcontext(None)

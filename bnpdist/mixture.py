@@ -39,6 +39,7 @@ from .inference.ddpm import WARMUP
 from .inference.snapshot import Snapshot
 from .mixture_format import FORMAT_VERSION, from_saved, to_saved
 from .inputs import check_init_labels, check_input, family_counts, family_vocab_size
+from .model_check import check_saved
 from .obs.base import SuffStats
 from .params import Estimator
 from .persist import check_params, read_model, write_model
@@ -440,4 +441,5 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         path = Path(path)
         meta, arrays = read_model(path, "bnpdist.BNPMixture", FORMAT_VERSION)
         check_params(path, meta.get("params") or {}, cls._PARAMS)
+        check_saved(path, arrays, meta)
         return from_saved(cls, path, meta, arrays)

@@ -1,12 +1,11 @@
 """A fitted ``BNPMixture`` as a saved model: what ``model.json`` holds (its parameters, the given
 and fitted prior and family, the fit's record) and what ``arrays.npz`` holds (statistics, cluster
 probabilities, labels, the kept columns and their lift, the stream's kept rows, the hyperplanes),
-and the checks a loaded model passes (:mod:`bnpdist.persist` writes and reads the folder)."""
+and what is read back (:mod:`bnpdist.persist` writes and reads the folder,
+:mod:`bnpdist.model_check` checks the arrays first)."""
 from __future__ import annotations
 
 from pathlib import Path
-
-import numpy as np
 
 from .data.blocks import CSRBlock
 from .data.locate import read_vocab
@@ -20,8 +19,6 @@ from .priors import prior_from_dict
 FORMAT_VERSION = 1
 #: a CSR block's arrays, in :class:`~bnpdist.data.blocks.CSRBlock`'s field order (saved stream rows)
 CSR_ARRAYS = ("indptr", "indices", "data")
-#: rounding slack of saved weights and probabilities (EP cavities subtract soft counts)
-TOL_SAVED = 1e-6
 
 
 def to_saved(est, params: tuple) -> tuple[dict, dict]:
@@ -53,11 +50,11 @@ def to_saved(est, params: tuple) -> tuple[dict, dict]:
 
 
 def from_saved(cls, path: Path, meta: dict, arrays: dict):
-    """The estimator ``cls(**params)`` with the fitted attributes of a saved model, checked."""
+    """The estimator ``cls(**params)`` with the fitted attributes of a saved model whose arrays
+    :func:`bnpdist.model_check.check_saved` passed."""
     params = meta.get("params") or {}
     est = cls(prior=None if meta["prior"] is None else prior_from_dict(meta["prior"]),
               obs=None if meta["obs"] is None else family_from_dict(meta["obs"]), **params)
-    check_saved(path, arrays, meta)
     est.prior_, est.obs_ = prior_from_dict(meta["prior_"]), family_from_dict(meta["obs_"])
     est.stats_ = SuffStats.from_arrays(meta["family"], arrays)
     est.ek_, est.U_ = arrays["ek"], float(meta["U"])
@@ -85,23 +82,3 @@ def from_saved(cls, path: Path, meta: dict, arrays: dict):
                              f"clusters and features {f.components.shape}")
         est.hyperplanes_, est.discriminative_features_ = H, f
     return est
-
-
-def check_saved(path: Path, arrays: dict, meta: dict) -> None:
-    """Refuse saved arrays a fitted model cannot hold: non-finite statistics, negative or
-    all-zero cluster weights, probabilities ``ek`` outside [0, 1], a negative or non-finite Û."""
-    where = path / "arrays.npz"
-    for k, a in arrays.items():
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
-            raise ValueError(f"{where}: array {k!r} holds NaN or infinite values")
-    n = arrays.get("stats.n")
-    if n is None or n.ndim != 1:
-        raise ValueError(f"{where}: no cluster weights (array 'stats.n')")
-    if (n < -TOL_SAVED).any() or (len(n) and not n.sum() > 0):
-        raise ValueError(f"{where}: cluster weights 'n' must be >= 0 with a positive sum")
-    ek = arrays.get("ek")
-    if ek is None or ek.shape != n.shape or ((ek < -TOL_SAVED) | (ek > 1 + TOL_SAVED)).any():
-        raise ValueError(f"{where}: 'ek' must hold one probability in [0, 1] per cluster")
-    U = meta.get("U")
-    if not (isinstance(U, (int, float)) and np.isfinite(U) and U >= 0):
-        raise ValueError(f"{path / 'model.json'}: U must be a finite number >= 0, got {U!r}")

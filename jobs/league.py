@@ -1,8 +1,8 @@
 """The quality league (issue "Clusters a user can trust with every default"): runs
 ``bnpdist bench --what quality`` with the flags given, then, with ``--docs``, puts its tables
-into README.md (section ``quality``: the summary) and docs/QUALITY.md (section
-``quality-results``: the summary and every set × estimator row), with the command, the date,
-the machine's load and the run's wall time::
+into docs/QUALITY.md (section ``quality-results``: the summary and every set × estimator row),
+with the command, the date, the machine's load and the run's wall time (the README keeps a
+small hand-copied excerpt)::
 
     python jobs/league.py --docs                    # the full league, about 30-45 min on 2 cores
     python jobs/league.py --quick                   # four small sets, seeds 0 and 1
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bnpdist.bench import write_section
 from bnpdist.cli import cli
-from bnpdist.league import read_results, render, summary
+from bnpdist.league import read_results, render
 from bnpdist.league.table import compare
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds")
     ap.add_argument("--n-jobs")
     ap.add_argument("--fit-cpu-limit")
-    ap.add_argument("--docs", action="store_true", help="write the tables into README.md and docs/QUALITY.md")
+    ap.add_argument("--docs", action="store_true", help="write the tables into docs/QUALITY.md")
     ap.add_argument("--previous", help="league.json of an earlier run of the same command: --docs adds "
                                        "how this run differs from it")
     args = ap.parse_args(argv)
@@ -55,9 +55,8 @@ def main(argv=None) -> int:
                 f"load average {load} at the start).")
         if args.previous:
             head += " Against the run before it: " + compare(read_results(args.previous)[0], records)
-        write_section(ROOT / "README.md", "quality", head + "\n\n" + summary(records, notes))
         write_section(ROOT / "docs" / "QUALITY.md", "quality-results", head + "\n\n" + render(records, notes))
-        print(f"README.md and docs/QUALITY.md updated ({minutes:.0f} min)", file=sys.stderr)
+        print(f"docs/QUALITY.md updated ({minutes:.0f} min)", file=sys.stderr)
     return 0
 
 

@@ -210,7 +210,7 @@ def run_soak(work: Path, n_files: int, min_kills: int, seed: int, settle: float,
     from bnpdist.distributed import DaskEngine
     from bnpdist.mixture import BNPMixture
 
-    work.mkdir(parents=True, exist_ok=True)
+    (work / "in").mkdir(parents=True, exist_ok=True)    # the watched folder exists before the stream
     warm = work / "warm"
     from bnpdist.data import write_bow
     from bnpdist.data.synthetic import make_bars

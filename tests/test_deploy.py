@@ -112,3 +112,52 @@ def test_systemd_timer_and_cron():
     cron = [l for l in (DEPLOY / "cron" / "bnpdist.crontab").read_text().splitlines()
             if l.strip() and not l.startswith("#") and "=" not in l.split()[0]]
     assert all(len(l.split()) > 5 for l in cron)
+
+
+def _calls(path: Path, name: str):
+    import ast
+    return [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)
+            and getattr(n.func, "id", getattr(n.func, "attr", None)) == name]
+
+
+def test_slurm_cluster_speaks_mutual_tls(tmp_path):
+    """deploy/slurm/run.py: SLURMCluster on tls:// with a Security, the command given the TLS
+    files, and credentials it makes that a TLS Security accepts."""
+    import ast
+    import importlib.util
+    run = DEPLOY / "slurm" / "run.py"
+    (call,) = _calls(run, "SLURMCluster")
+    kw = {k.arg: k.value for k in call.keywords}
+    assert isinstance(kw.get("protocol"), ast.Constant) and kw["protocol"].value == "tls://"
+    assert "security" in kw
+    (main,) = [c for c in _calls(run, "main") if isinstance(c.func, ast.Attribute)]   # cli.main([...])
+    flags = {e.value for e in ast.walk(main) if isinstance(e, ast.Constant)}
+    assert {"--scheduler", "--tls-ca", "--tls-cert", "--tls-key"} <= flags
+    spec = importlib.util.spec_from_file_location("slurm_run", run)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    paths = module.credentials(tmp_path / "tls")
+    assert oct(paths["key"].stat().st_mode & 0o777) == "0o600"
+    from bnpdist.distributed import tls_security
+    assert tls_security(*map(str, (paths["ca"], paths["cert"], paths["key"]))).require_encryption
+
+
+def test_kubernetes_workers_admit_only_cluster_pods():
+    """A NetworkPolicy selects the operator's worker pods (not just the schedulers), and every
+    ingress rule names where traffic may come from."""
+    policies = [d for p in (DEPLOY / "k8s").glob("*.yaml") for d in _docs(p) if d["kind"] == "NetworkPolicy"]
+    covered = {}
+    for d in policies:
+        spec = d["spec"]
+        if "Ingress" in spec["policyTypes"] and spec.get("ingress") and all(r.get("from") for r in spec["ingress"]):
+            covered[spec["podSelector"]["matchLabels"].get("dask.org/component")] = d["metadata"]["name"]
+    assert {"scheduler", "worker"} <= set(covered), covered
+
+
+def test_compose_cluster_speaks_tls():
+    (compose,) = _docs(DEPLOY / "docker" / "compose.yaml")
+    for name, svc in compose["services"].items():
+        cmd = svc.get("command") or []
+        if cmd[:2] in (["dask", "scheduler"], ["dask", "worker"]):
+            assert "--tls-key" in cmd and "--tls-ca-file" in cmd, (name, cmd)
+            assert cmd[:2] == ["dask", "worker"] or "tls" in cmd, (name, cmd)

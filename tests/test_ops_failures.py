@@ -153,3 +153,17 @@ def test_protocol_mismatch_fails_fast(bars_folder, tmp_path, bare_scheduler, tls
     from bnpdist.cli import tls_security
     with pytest.raises(ClusterUnavailable, match="within 0.5 s"):   # a TLS client, a tcp server
         DaskEngine(scheduler=tls, security=tls_security(*map(str, c.values())), connect_timeout=0.5)
+
+
+@pytest.mark.parametrize("words,why", [(["a", "", "c"], "line 2: empty word"),
+                                       (["a", "   ", "c"], "line 2: empty word"),
+                                       (["a", "b\x00", "c"], "NUL character"),
+                                       (["a", "b", "a"], "line 3: word 'a' repeats line 1")])
+def test_unusable_vocabulary_words_exit_2_naming_the_line(bars_folder, tmp_path, words, why):
+    import shutil
+    d = tmp_path / "bars"
+    shutil.copytree(bars_folder, d)
+    (d / "vocab.txt").write_text("\n".join(words + [f"w{i}" for i in range(3, 64)]) + "\n")
+    res = invoke("fit", d, "--out", tmp_path / "m", *FAST)
+    assert res.exit_code == 2 and why in res.output and "vocab.txt" in res.output, res.output
+    assert not (tmp_path / "m").exists()

@@ -145,3 +145,45 @@ def test_plots_span_the_page_width(model, tmp_path):
     widths = json.loads(html.unescape(re.search(r'data-widths="([^"]+)"', dom).group(1)))
     assert widths["body"] >= 900 and len(widths["imgs"]) == 5
     assert min(widths["imgs"]) >= 0.95 * widths["body"], widths
+
+
+ATTACK = "<img src=x onerror=\"document.title='pwned'\">"
+
+
+class _Tags(__import__("html.parser").parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_user_strings_are_escaped_in_every_cell(model, tmp_path):
+    """Injected markup in string cluster ids (clusters.parquet), vocabulary words, labels and the
+    change report reaches the page as text: no element but the report's own."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    d = tmp_path / "m"
+    shutil.copytree(model, d)
+    K = BNPMixture.load(d).n_clusters_
+    pq.write_table(pa.table({"cluster": np.arange(K), "id": [f"{ATTACK}{k}" for k in range(K)],
+                             "size": np.ones(K)}), d / "clusters.parquet")
+    (d / "vocab.txt").write_text("\n".join([ATTACK] + VOCAB[1:]) + "\n")
+    (d / "changes.txt").write_text(f"born: {ATTACK}\n")
+    page = render(d)
+    assert "<img src=x" not in page and html.escape(ATTACK) in page
+    parser = _Tags()
+    parser.feed(page)
+    for tag, attrs in parser.tags:
+        assert not any(k.startswith("on") for k in attrs), (tag, attrs)
+        if tag == "img":
+            assert attrs["src"].startswith("data:image/png;base64,"), attrs
+    from bnpdist.ops.report import _agreement
+    labelled = _agreement(np.array([ATTACK, "b", ATTACK]), np.array([0, 1, 1]))
+    assert "<img" not in labelled and html.escape(ATTACK) in labelled
+    if CHROMIUM:                         # the browser runs no injected handler
+        out = tmp_path / "r.html"
+        out.write_text(page)
+        dom = _chromium(out, tmp_path, "--dump-dom").stdout.decode()
+        assert "pwned" not in dom.split("</title>")[0]

@@ -44,18 +44,36 @@ def tmp_beside(path, tag: str = "tmp") -> Path:
     return path.parent / f".{path.name}.{tag}-{uuid.uuid4().hex[:12]}"
 
 
+@contextmanager
+def new_file(final):
+    """Yield a temp path beside ``final`` for the body to write; then flush it to disk and
+    rename it into place.  On any failure (disk full included) the temp file is removed and
+    ``final`` is untouched."""
+    final = Path(final)
+    tmp = tmp_beside(final)
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, final)
+        fsync_dir(final.absolute().parent)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(path, text: str) -> None:
+    """Replace ``path`` by ``text`` (UTF-8) atomically (:func:`new_file`)."""
+    with new_file(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
 def write_json(path, obj) -> None:
     """Replace ``path`` by the strict JSON of ``obj`` atomically (NaN and infinities are
     refused with ValueError: strict parsers reject them)."""
-    path = Path(path)
-    text = json.dumps(obj, indent=1, allow_nan=False)
-    tmp = tmp_beside(path)
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    write_text(path, json.dumps(obj, indent=1, allow_nan=False))
 
 
 @contextmanager

@@ -99,7 +99,7 @@ def read_vocab(root: str, storage_options: dict | None) -> tuple[str, ...] | Non
             lines = text.split("\n")
             if lines[-1] == "":
                 lines.pop()
-            return tuple(line.rstrip("\r") for line in lines)
+            return check_words(tuple(line.rstrip("\r") for line in lines), where, "line", 1)
         try:
             with fs.open(p, "rb") as f:
                 col = pq.read_table(f, columns=["token"]).column("token")
@@ -107,5 +107,23 @@ def read_vocab(root: str, storage_options: dict | None) -> tuple[str, ...] | Non
             raise CorpusError(f"cannot read vocabulary: {e}", where, column="token") from e
         if not is_str(col.type) or col.null_count:
             raise CorpusError(f"expected non-null strings, got {col.type}", where, column="token")
-        return tuple(col.to_pylist())
+        return check_words(tuple(col.to_pylist()), where, "row", 0, column="token")
     return None
+
+
+def check_words(words: tuple[str, ...], where: str, unit: str, first: int, column=None) -> tuple[str, ...]:
+    """``words`` if every vocabulary word is usable: not empty or blank, no NUL character,
+    none repeated (token id i is the i-th word, so a repeat makes two ids print as one word);
+    else :class:`CorpusError` naming the ``unit`` ("line" from 1, "row" from 0)."""
+    seen: dict[str, int] = {}
+    for i, w in enumerate(words):
+        at = f"{unit} {i + first}"
+        if not w.strip():
+            raise CorpusError(f"vocabulary {at}: empty word (token id {i})", where, column=column)
+        if "\x00" in w:
+            raise CorpusError(f"vocabulary {at}: word {w!r} holds a NUL character", where, column=column)
+        if w in seen:
+            raise CorpusError(f"vocabulary {at}: word {w!r} repeats {unit} {seen[w] + first} "
+                              "(every token id needs its own word)", where, column=column)
+        seen[w] = i
+    return words

@@ -33,6 +33,7 @@ from distributed.utils import format_dashboard_link
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
+from .handshake import ClusterUnavailable, check_scheduler
 from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
@@ -48,10 +49,6 @@ def _without_spans(extensions: dict) -> dict:
     """Dask's default server extensions but "spans": its scheduler never forgets a span, and a
     chained sampler makes a few per pass (the scheduler of a local cluster lives in this process)."""
     return {name: ext for name, ext in extensions.items() if name != "spans"}
-
-
-class ClusterUnavailable(RuntimeError):
-    """The scheduler cannot be reached, or has no workers within the wait allowed."""
 
 
 def _call(fn, block, seed, *args):
@@ -82,6 +79,7 @@ def tls_security(ca: str, cert: str, key: str) -> Security:
 def _connect(scheduler: str, security, timeout: float) -> Client:
     """A client of the scheduler at ``scheduler`` (address or scheduler-file path)."""
     where = {"scheduler_file": scheduler} if os.path.isfile(scheduler) else {"address": scheduler}
+    check_scheduler(scheduler, security, timeout)     # a bounded look first: Dask's read is not
     try:
         return Client(**where, security=security, set_as_default=False, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as e:   # CommClosedError is an OSError

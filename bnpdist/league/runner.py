@@ -182,15 +182,13 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
 def write_results(records: list[Record], out, notes=(), header: str = "") -> tuple[Path, Path]:
     """Write ``league.json`` (every record) and ``league.md`` (:func:`~bnpdist.league.table.render`)
     under the folder ``out``, each atomically. Returns their paths."""
-    from ..data.atomic import tmp_beside, write_json
+    from ..data.atomic import write_json, write_text
     from .table import render
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     js, md = out / JSON_NAME, out / MD_NAME
     write_json(js, {"notes": list(notes), "records": [r.to_dict() for r in records]})
-    tmp = tmp_beside(md)
-    tmp.write_text((header + "\n\n" if header else "") + render(records, notes) + "\n")
-    tmp.replace(md)
+    write_text(md, (header + "\n\n" if header else "") + render(records, notes) + "\n")
     return js, md
 
 

@@ -163,6 +163,9 @@ class ObsFamily(Params, ABC):
     #: how ``hyperparameters="auto"`` scores a candidate (:mod:`bnpdist.algorithms.hyper`): "heldout" (the
     #: held-out log predictive of one ADF pass) or "evidence" (the log joint after one ADF pass)
     search_by: str = "heldout"
+    #: statistics that are sums of non-negative terms (a saved model with a negative one is
+    #: refused: :mod:`bnpdist.model_check`)
+    nonnegative_stats: tuple[str, ...] = ("n",)
     #: whether that search also chooses the allocation prior (mass a, discount σ) when unset
     searches_prior: bool = True
     #: whether ``stats_hard`` is one compiled pass (else hard statistics of small blocks are

@@ -45,6 +45,7 @@ class Bernoulli(ObsFamily):
     """
 
     name = "Bernoulli"
+    nonnegative_stats = ("n", "s1")
     block_kind = "dense"
     collapsed_sides = True
 

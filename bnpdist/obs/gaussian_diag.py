@@ -32,6 +32,7 @@ class DiagGaussian(Gaussian):
     """
 
     name = "DiagGaussian"
+    nonnegative_stats = ("n", "sxx")
 
     def __init__(self, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance="diag", floor=AUTO):
         if covariance != "diag":

@@ -69,6 +69,7 @@ class Multinomial(ObsFamily):
 
     name = "Multinomial"
     block_kind = "csr"
+    nonnegative_stats = ("n", "counts", "total")
     collapsed_sides = True
 
     def __init__(self, beta=None, base=None, V=None):

@@ -53,6 +53,7 @@ class StudentT(ObsFamily):
     the cluster it joins), not by the samplers."""
 
     name = "StudentT"
+    nonnegative_stats = ("n", "w")
     block_kind = "dense"
     search_by = "evidence"
     searches_prior = False

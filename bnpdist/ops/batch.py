@@ -4,7 +4,7 @@ A fitted model folder holds the model (``BNPMixture.save``: ``model.json`` + ``a
 ``assignments.parquet``, ``manifest.json`` (the input files with sizes and sha256) and, for
 bag-of-words data, ``vocab.txt``. It is written under a temp name and renamed into place; an
 existing folder is replaced (``force``) only if it is a model folder
-(:func:`~bnpdist.ops.target.check_target`), and only once the new one is complete.
+(:func:`~bnpdist.ops.target.check_output`), and only once the new one is complete.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..mixture import resolve_n_iter
 from .assignments import FILE as ASSIGNMENTS, assignment_parts, row_ids, write_assignment_parts
 from ..data.atomic import file_digest, new_dir, write_json
 from .manifest import NAME as MANIFEST, Entry, Manifest
-from .target import check_target
+from .target import check_output
 
 
 def open_source(engine, source, *, vocab_size=None, n_partitions=None, kind=None):
@@ -58,9 +58,9 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
 
     ``progress(iterable, total)`` wraps the snapshots (one per ADF round / EP pass / sweep).
     """
-    out = check_target(out, source, force=force)
+    out = check_output(out, source, kind="model", force=force)
     data, corpus = open_source(engine, source, vocab_size=vocab_size, n_partitions=n_partitions)
-    check_target(out, list(corpus.files), force=force)
+    check_output(out, list(corpus.files), kind="model", force=force)
     est.set_params(client=engine, n_partitions=None)
     snaps = est.iter_fit(data)
     for _ in (progress(snaps, expected_steps(est)) if progress else snaps):
@@ -78,6 +78,7 @@ def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_part
 def predict_to_file(engine, est, source, out, cluster_ids=None) -> Path:
     """Assignments of every row of ``source`` under the fitted ``est``, written to ``out``;
     ``cluster_ids`` (a store version's stable ids by model index) renames the clusters."""
+    out = check_output(out, source, kind="file")
     kind, width = est.obs_.block_kind, est.n_features_in_
     data, corpus = open_source(engine, source, vocab_size=width if kind == "csr" else None, kind=kind)
     if corpus.n_features != width:

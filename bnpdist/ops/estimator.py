@@ -52,6 +52,7 @@ class ModelSpec:
         """The unfitted :class:`~bnpdist.mixture.BNPMixture` (ValueError for bad settings)."""
         from ..mixture import BNPMixture
         from ..priors import DP, NGGP
+        from ..seeds import resolve_seed
         nggp_set = any(v is not None for v in (self.a, self.sigma, self.tau))
         kind = self.prior or ("nggp" if nggp_set else "dp" if self.alpha is not None else None)
         if kind == "dp" and nggp_set:
@@ -70,7 +71,10 @@ class ModelSpec:
             raise ValueError(f"unknown family {self.family!r} ({', '.join(BY_CLI)})")
         obs = None if self.family is None else BY_CLI[self.family].build(self.obs_params)
         given = _given(**{param: getattr(self, field) for field, param in ESTIMATOR_PARAMS.items()})
-        return BNPMixture(prior=prior, obs=obs, **given)
+        est = BNPMixture(prior=prior, obs=obs, **given)
+        # the fit's own checks (declared constraints, the algorithm, epsilon >= sigma), before any work
+        est._config(est._given_prior(), resolve_seed(est.random_state))
+        return est
 
 
 def _given(**settings) -> dict:

@@ -5,7 +5,7 @@ import glob
 import os
 from pathlib import Path
 
-from ..data import scan
+from ..data import CorpusError, scan
 from ..data.locate import PARQUET_SUFFIXES, has_magic
 from .quarantine import FOLDER
 
@@ -30,6 +30,24 @@ def list_inputs(watch) -> list[str]:
                 and p.parent.name != FOLDER):
             out.append(str(p))
     return sorted(out)
+
+
+def check_sources(sources, allow_missing: bool = False) -> None:
+    """Refuse (:class:`~bnpdist.data.CorpusError`) a folder or glob whose folder does not exist
+    — a mistyped path or an unmounted share would otherwise read as "nothing new" night after
+    night — unless ``allow_missing`` (then it is empty). URLs are left to their readers."""
+    if allow_missing:
+        return
+    for s in sources:
+        s = os.fspath(s)
+        if "://" in s:
+            continue
+        parts = Path(s).parts
+        fixed = parts[:next((i for i, p in enumerate(parts) if has_magic(p)), len(parts))]
+        base = Path(*fixed) if fixed else Path(".")
+        if not base.exists():
+            raise CorpusError(f"no such folder ({base} is missing: unmounted or mistyped?); "
+                              "--allow-missing reads a missing folder as empty", s)
 
 
 def open_input(engine, path, vocab_size: int | None, kind: str | None = None):

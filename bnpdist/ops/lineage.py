@@ -19,7 +19,6 @@ model-index → id map as ``clusters.parquet``, and a readable summary as ``chan
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..data.atomic import tmp_beside
+from ..data.atomic import new_file
 
 CLUSTERS, LINEAGE, CHANGES = "clusters.parquet", "lineage.parquet", "changes.txt"
 #: share of an old cluster's common rows that makes it merge into a new cluster
@@ -123,9 +122,8 @@ def summary(events: pa.Table, top: int = 5) -> str:
 
 
 def _write_table(table: pa.Table, path: Path) -> None:
-    tmp = tmp_beside(path)
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    with new_file(path) as tmp:
+        pq.write_table(table, tmp)
 
 
 def write(folder, lin: Lineage, sizes: np.ndarray) -> None:

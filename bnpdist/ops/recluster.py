@@ -35,7 +35,7 @@ from sklearn.base import clone
 from ..data import CorpusError, scan, write_vocab
 from .arrivals import Arrivals, Stamp, Verdict
 from .assignments import FILE as ASSIGNMENTS, assign, row_files, row_ids, write_assignments
-from .inputs import list_inputs, open_input
+from .inputs import check_sources, list_inputs, open_input
 from .lineage import first, match, read_ids, write as write_lineage
 from .manifest import Entry, Manifest
 from .stream import check_fits, model_kind, model_width
@@ -130,10 +130,13 @@ def _lineage(previous: Path | None, keys, labels: np.ndarray, K: int):
 
 def recluster(store, engine, new_sources, make_estimator, *, ep_passes: int = 10,
               window: int | None = None, keep: int = 10, vocab_size: int | None = None,
-              settle: float = 5.0, warm: bool = True, progress=None) -> ReclusterResult:
+              settle: float = 5.0, warm: bool = True, progress=None,
+              allow_missing: bool = False) -> ReclusterResult:
     """Run one reclustering (see the module docstring); ``progress(iterable, total)`` wraps
     the EP passes (e.g. tqdm). New files must have been unchanged for ``settle`` seconds;
-    ``warm``: tonight's EP fit starts from ``latest`` (else from a recording ADF pass)."""
+    ``warm``: tonight's EP fit starts from ``latest`` (else from a recording ADF pass). A
+    missing ``new_sources`` folder is an error unless ``allow_missing``."""
+    check_sources(new_sources, allow_missing)
     arrivals = Arrivals(settle)
     with store.lock():
         est, manifest = store.load()

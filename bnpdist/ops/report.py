@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from .assignments import FILE as ASSIGNMENTS
-from ..data.atomic import tmp_beside
+from ..data.atomic import write_text
+from .target import check_output
 from .manifest import Manifest
 
 #: the page's text column (px); figures are drawn at this width and shown at 100 % of it
@@ -103,9 +104,20 @@ def settings(est, manifest: Manifest | None = None) -> list[tuple[str, str]]:
     return rows
 
 
+class Html(str):
+    """Text that is already HTML, built by this module from :func:`cell`-escaped parts."""
+
+
+def cell(value) -> str:
+    """The HTML of one piece of page text: ``html.escape`` of ``str(value)`` (cluster ids,
+    words, labels, file names and settings are user data), or ``value`` itself if :class:`Html`.
+    Every cell, heading and text block of the page goes through here."""
+    return value if isinstance(value, Html) else html.escape(str(value))
+
+
 def _table(header, rows) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    head = "".join(f"<th>{cell(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -163,13 +175,13 @@ def _clusters(est, order, ids, top: int) -> str:
         from ..clusters import RELEVANCE, relevance_scores
         rank = np.argsort(-relevance_scores(theta, w), axis=1, kind="stable")[:, :top]
         what = f"distinctive words (relevance, λ = {RELEVANCE}; Sievert & Shirley 2014) with probability θ"
-        desc = {k: ", ".join(f"{html.escape(vocab[v])} <small>{theta[k, v]:.3f}</small>" for v in rank[k])
+        desc = {k: Html(", ".join(f"{cell(vocab[v])} <small>{theta[k, v]:.3f}</small>" for v in rank[k]))
                 for k in order}
     else:
         means = _means(est)
         what = "posterior mean" + (" (first 8 of %d features)" % means.shape[1] if means.shape[1] > 8 else "")
         desc = {k: ", ".join(f"{x:.3g}" for x in means[k, :8]) for k in order}
-    rows = [(str(ids[k]), f"{est.stats_.n[k]:.1f}", f"{w[k]:.4f}", desc[k]) for k in order]
+    rows = [(ids[k], f"{est.stats_.n[k]:.1f}", f"{w[k]:.4f}", desc[k]) for k in order]
     return _table(["cluster", "size", "weight", what], rows)
 
 
@@ -183,7 +195,7 @@ def _images(est, order, ids) -> str:
     for i, k in enumerate(order):
         ax = fig.add_subplot(nrows, cols, i + 1)
         ax.imshow(means[k].reshape(side, side), cmap="gray_r")
-        ax.set_title(f"{ids[k]} ({est.stats_.n[k]:.0f})", fontsize=8)
+        ax.set_title(f"{ids[k]} ({est.stats_.n[k]:.0f})".replace("$", r"\$"), fontsize=8)   # no mathtext
         ax.axis("off")
     return _png(fig)
 
@@ -226,8 +238,8 @@ def _agreement(y: np.ndarray, cluster: np.ndarray, max_cols: int = 15) -> str:
     rows = []
     for i, lab in enumerate(labels):
         best = C[i].max()
-        cells = [f"<b>{C[i, j]}</b>" if C[i, j] == best and best else str(C[i, j]) for j in cols]
-        rows.append([html.escape(lab), str(C[i].sum()), *cells] + ([str(other[i])] if other.any() else []))
+        cells = [Html(f"<b>{C[i, j]}</b>") if C[i, j] == best and best else C[i, j] for j in cols]
+        rows.append([lab, C[i].sum(), *cells] + ([other[i]] if other.any() else []))
     return (f"<p>NMI between the <code>label</code> column and the assigned clusters: "
             f"<b>{nmi(y, cluster):.4f}</b> ({len(y)} rows, {len(labels)} labels, {len(clusters)} "
             f"clusters).</p>" + _table(header, rows))
@@ -250,11 +262,10 @@ def render(model, *, assignments=None, top_words: int = 10, max_clusters: int | 
     rows = settings(est, manifest)
     if evaluation is not None:
         rows += [(EVALUATION_NAMES.get(k, k.replace("_", " ")), _number(v)) for k, v in evaluation.items()]
-    parts = [f"<h1>bnpdist model: {html.escape(model.resolve().name)}</h1>",
-             _table(["setting", "value"], [(html.escape(k), html.escape(v)) for k, v in rows])]
+    parts = [f"<h1>bnpdist model: {cell(model.resolve().name)}</h1>", _table(["setting", "value"], rows)]
     if (model / CHANGES).is_file():
         parts += ["<h2>Changes since the previous version</h2>",
-                  f"<pre>{html.escape((model / CHANGES).read_text(encoding='utf-8'))}</pre>"]
+                  f"<pre>{cell((model / CHANGES).read_text(encoding='utf-8'))}</pre>"]
     parts += ["<h2>Cluster sizes by rank</h2>", _sizes(est),
               "<h2>Clusters and held-out log predictive</h2>", _history(est, manifest, evaluation)]
     if order:
@@ -279,10 +290,11 @@ def render(model, *, assignments=None, top_words: int = 10, max_clusters: int | 
 
 
 def write_report(model, out, **kw) -> Path:
-    """Render the report of ``model`` into the HTML file ``out`` (atomically)."""
+    """Render the report of ``model`` into the HTML file ``out`` (atomically; ``out`` checked
+    by :func:`~bnpdist.ops.target.check_output` first, nothing left behind on a failure)."""
+    check_output(out, [model, kw.get("assignments")], kind="file")
+    page = render(model, **kw)
     out = Path(out)
     out.absolute().parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_beside(out)
-    tmp.write_text(render(model, **kw), encoding="utf-8")
-    tmp.replace(out)
+    write_text(out, page)
     return out

@@ -27,7 +27,7 @@ from ..data import CorpusError
 from ..data.locate import VOCAB_FILES
 from .arrivals import Arrivals, Verdict
 from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
-from .inputs import list_inputs, open_input
+from .inputs import check_sources, list_inputs, open_input
 from .manifest import Entry, Manifest
 from .quarantine import quarantine
 
@@ -116,8 +116,9 @@ def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator
 
 
 def _round(store, engine, est, manifest, arrivals, todo, make_estimator, vocab_size, result,
-           progress):
-    """One pass over the listed files; return ``(est, manifest, earliest ready_at or None)``."""
+           progress, keep):
+    """One pass over the listed files, pruning the store to ``keep`` versions after each
+    publish; return ``(est, manifest, earliest ready_at or None)``."""
     ready_at = None
     for path in (progress(todo, len(todo)) if progress and todo else todo):
         for _ in range(len(VOCAB_FILES) + 1):     # a bad sidecar is quarantined, then read again
@@ -131,6 +132,8 @@ def _round(store, engine, est, manifest, arrivals, todo, make_estimator, vocab_s
                     v = Verdict("wait", path, ready_at=time.time() + max(arrivals.settle, 1.0))
                 else:
                     getattr(result, outcome).append(path)
+                if outcome == "consumed":
+                    store.prune(keep)
             elif v.kind in ("changed", "bad"):
                 quarantine(path, v.reason)
                 result.quarantined.append(path)
@@ -145,11 +148,14 @@ def _round(store, engine, est, manifest, arrivals, todo, make_estimator, vocab_s
 
 def run_stream(store, engine, watch, make_estimator, *, once: bool, poll: float = 10.0,
                keep: int = 10, vocab_size: int | None = None, settle: float = 5.0,
-               progress=None) -> StreamResult:
+               progress=None, allow_missing: bool = False) -> StreamResult:
     """Process new files under ``watch`` (folder or glob) until none are left (``once``) or
     forever, polling every ``poll`` seconds. A file is taken once it has been unchanged for
     ``settle`` seconds; ``once`` waits for files still being written, for at most 13 settle
-    intervals. ``progress(iterable, total)`` wraps the files of each round (e.g. tqdm)."""
+    intervals. ``progress(iterable, total)`` wraps the files of each round (e.g. tqdm). A missing
+    ``watch`` folder is an error unless ``allow_missing``; at most ``keep`` versions are left
+    after every publish."""
+    check_sources([watch], allow_missing)
     result = StreamResult()
     arrivals = Arrivals(settle)
     deadline = time.time() + settle + arrivals.grace
@@ -158,11 +164,8 @@ def run_stream(store, engine, watch, make_estimator, *, once: bool, poll: float 
         est, manifest = store.load()
         while True:
             todo = [p for p in list_inputs(watch) if not arrivals.known_applied(p, manifest)]
-            before = len(manifest.files)
             est, manifest, ready_at = _round(store, engine, est, manifest, arrivals, todo,
-                                             make_estimator, vocab_size, result, progress)
-            if len(manifest.files) > before:
-                store.prune(keep)
+                                             make_estimator, vocab_size, result, progress, keep)
             now = time.time()
             if once:
                 if ready_at is None or ready_at > deadline:
