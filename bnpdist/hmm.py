@@ -16,10 +16,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data.blocks import CSRBlock, as_block, concat_rows
 from .data.source import PARQUET, kind_of, sequences
-from .distributed import engine_for
+from .distributed import LocalEngine, engine_for
 from .algorithms.ihmm import run_hmm, transition_counts
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
-from .hyper import search_hmm
+from .algorithms.hyper import search_hmm
 from .inputs import check_init_labels, check_input, family_counts
 from .inference.ihmm import transitions
 from .inference.labels import remap_labels
@@ -83,7 +83,7 @@ class BNPHMM(Estimator):
         forward filtering–backward sampling given the driver's transitions, emission parameters
         and hyperplanes (exact for any number, see :mod:`bnpdist.algorithms.ihmm`)
     hyperparameters : "auto" chooses the emission prior's unset values by the evidence
-        log p(x, ẑ) of each candidate's own fit ẑ (:func:`bnpdist.hyper.search_hmm`: one fixed fit
+        log p(x, ẑ) of each candidate's own fit ẑ (:func:`bnpdist.algorithms.hyper.search_hmm`: one fixed fit
         per candidate; γ and α are resampled, not searched); "fixed" keeps the data-driven defaults
     burn_in, thin, point_estimate : as :class:`~bnpdist.mixture.BNPMixture`: ``labels_`` is the
         state partition (over all time steps) of least posterior expected variation of
@@ -190,8 +190,10 @@ class BNPHMM(Estimator):
                                     "random_state": self.seed_})
                 est.fit(given[0], lengths=given[1], init_labels=given[2])
                 return np.concatenate(est.labels_) if listed else est.labels_
-            family, self.hyper_search_ = search_hmm(block, self.obs, family, self.prior, self.seed_, fit_labels,
-                                                    lambda z: log_transitions(z, lengths, prior.alpha), summary)
+            # each candidate's score is a BNPHMM fit that opens its own engine: scored in this process
+            family, self.hyper_search_ = search_hmm(LocalEngine(), block, self.obs, family, self.prior, self.seed_,
+                                                    fit_labels, lambda z: log_transitions(z, lengths, prior.alpha),
+                                                    summary)
         self.history_, kept = [], []
         labels_every = (lambda step: on_lattice(step, burn_in, int(self.thin))) if snapshots else False
         with engine_for(self.client, source=block) as engine:

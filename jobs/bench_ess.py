@@ -1,6 +1,6 @@
 """Effective samples per second of K and of the log joint: collapsed Gibbs per partition
 (:mod:`bnpdist.algorithms.gibbs`, marked superposition) against the one-block collapsed Gibbs
-sampler (:func:`bnpdist.inference.gibbs.run_gibbs`) and the exact sub-cluster sampler
+sampler (:func:`bnpdist.inference.reference.gibbs.run_gibbs`) and the exact sub-cluster sampler
 (:func:`bnpdist.algorithms.subcluster.run_subcluster`), in one run on the same rows.
 
 Every sampler starts from the same state (``--start truth``: the generating labels, so that the
@@ -35,7 +35,7 @@ from bnpdist.algorithms.marked import run_marked
 from bnpdist.algorithms.subcluster import run_subcluster
 from bnpdist.data.synthetic import make_bars
 from bnpdist.distributed import LocalEngine
-from bnpdist.inference.gibbs import run_gibbs
+from bnpdist.inference.reference.gibbs import run_gibbs
 from bnpdist.obs import Gaussian, Multinomial
 from bnpdist.priors import DP
 

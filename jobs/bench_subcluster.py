@@ -32,7 +32,7 @@ from sklearn.mixture import BayesianGaussianMixture
 from bnpdist import BNPMixture
 from bnpdist.bench import product_bounds
 from bnpdist.data.synthetic import make_nyt_like
-from bnpdist.inference.gibbs import run_gibbs
+from bnpdist.inference.reference.gibbs import run_gibbs
 from bnpdist.obs import Multinomial
 from bnpdist.priors import DP
 

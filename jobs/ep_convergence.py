@@ -21,15 +21,15 @@ import warnings
 import numpy as np
 from scipy.sparse import coo_matrix
 
-import bnpdist.mixture as mixture
 from bnpdist import BNPMixture
+from bnpdist.algorithms.partition_tasks import labels_part
 from bnpdist.league.sets import SETS
 
 
 def _labels(est, X) -> np.ndarray:
     """The fitted state's most probable cluster of each row of X (the columns it fits)."""
     Xk = X if getattr(est, "columns_", None) is None else X[:, est.columns_]
-    return mixture._labels_part(Xk, None, est.obs_, est.stats_, est._log_weights())
+    return labels_part(Xk, None, est.obs_, est.stats_, est._log_weights())
 
 
 def _moved(old: np.ndarray, new: np.ndarray) -> int:

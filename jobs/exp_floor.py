@@ -9,7 +9,7 @@ cuts (``splits="refined"``, :mod:`bnpdist.algorithms.splits`), with and without 
     python jobs/exp_floor.py --optimisers digits-pixels --cov-fraction 0.0125,0.025,0.05,0.1,0.2,0.4,0.8
 
 Prints one markdown row per set and seed: NMI, K (clusters holding rows) and log joint log p(x, z)
-(:func:`bnpdist.hyper.partition_log_joint`, under the fit's own model) of each fit, the last fit's
+(:func:`bnpdist.algorithms.evidence.partition_log_joint`, under the fit's own model) of each fit, the last fit's
 chosen hyperparameters and largest floor q, and the log joint of the true labels under the last
 fit's model (the true labels scoring higher: a search failure, not a misfit; ``jobs/misfit.py``);
 then each fit's CPU seconds in all.  The untuned sets:
@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 from sklearn.datasets import make_classification
 
-from bnpdist.hyper import partition_log_joint
+from bnpdist.algorithms.evidence import partition_log_joint
 from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
 from bnpdist.mixture import BNPMixture

@@ -8,7 +8,7 @@ quality league's dense sets (or the untuned panel's, :data:`untuned_panel.PANEL`
 
 Variants (patched in this process only):
 
-* ``none``: no moves (``REFINE_NATS`` infinite): the default fit before the moves;
+* ``none``: no moves (``refine.TIE_NATS`` infinite): the default fit before the moves;
 * ``default``: the library's default, one round of moves after a Gaussian fit (after a
   diagonal-covariance fit, which has no split rounds, only the candidate of every row moving
   from the partition: the ``diag-moves`` variant of earlier runs, the default since it gained
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-import bnpdist.mixture as mixture
 from bnpdist.algorithms import refine, splits
+from bnpdist.algorithms.stages import moves as moves_stage
 from bnpdist.league.entrants import ENTRANTS
 from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
@@ -59,24 +59,22 @@ def _diag_posterior(self, stats):
 @contextlib.contextmanager
 def variant(name: str):
     """The library patched as the variant ``name`` describes (module docstring)."""
-    saved = [(mixture, "moves_apply", mixture.moves_apply), (refine, "cuts_apply", refine.cuts_apply),
-             (refine, "REFINE_NATS", refine.REFINE_NATS),
-             (mixture.BNPMixture, "_refine_round", mixture.BNPMixture._refine_round),
+    saved = [(moves_stage, "moves_apply", moves_stage.moves_apply), (refine, "cuts_apply", refine.cuts_apply),
+             (refine, "TIE_NATS", refine.TIE_NATS), (moves_stage, "run", moves_stage.run),
              (DiagGaussian, "posterior_mean", DiagGaussian.posterior_mean)]
-    one_round = mixture.BNPMixture._refine_round
+    one_round = moves_stage.run
     if name == "none":
-        refine.REFINE_NATS = np.inf
+        refine.TIE_NATS = np.inf
     elif name == "rounds3":
-        def rounds(self, engine, data, family, prior, config, last, labels):
+        def rounds(est, s):
             for _ in range(3):
-                snap, labels = yield from one_round(self, engine, data, family, prior, config, last, labels)
-                if snap is last:        # no candidate, or undone
+                last = s.snap
+                yield from one_round(est, s)
+                if s.snap is last:        # no candidate, or undone
                     break
-                last = snap
-            return last, labels
-        mixture.BNPMixture._refine_round = rounds
+        moves_stage.run = rounds
     elif name == "full-only":
-        mixture.moves_apply = lambda f: refine.moves_apply(f) and f.name == "Gaussian"
+        moves_stage.moves_apply = lambda f: refine.moves_apply(f) and f.name == "Gaussian"
     elif name == "diag-cuts":
         refine.cuts_apply = lambda f: splits.cuts_apply(f) or f.name == "DiagGaussian"
         DiagGaussian.posterior_mean = _diag_posterior

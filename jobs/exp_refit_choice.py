@@ -1,6 +1,6 @@
 """The search's choice of θ against a choice by the final fit: would choosing the Gaussian's (covariance
 structure, within-cluster fraction c) by the log joint of each candidate's *full* fit, instead of by
-one ADF pass on a subsample (:mod:`bnpdist.hyper`), change the default's partitions?
+one ADF pass on a subsample (:mod:`bnpdist.algorithms.hyper`), change the default's partitions?
 
     python jobs/exp_refit_choice.py [--sets iris,classif-i10] [--seeds 0,1,2] [--kept]
 
@@ -9,8 +9,8 @@ default fit ``BNPMixture()``, then one fit with θ fixed (``hyperparameters="fix
 prior, on the columns it fitted, ``columns_``) at every θ of the search's grid (full and diagonal
 covariance, the full one only for d ≤ 50, × c = 0.0125 … 0.8 on its ×2 grid; ``jobs/misfit.py``'s
 :func:`thetas`), each scored by its final partition's log p(x, z | θ)
-(:func:`bnpdist.hyper.partition_log_joint`). Two choices by that score, each replacing the default
-only when it leads the default's fit by more than :data:`~bnpdist.hyper.TIE_NATS`:
+(:func:`bnpdist.algorithms.evidence.partition_log_joint`). Two choices by that score, each replacing the default
+only when it leads the default's fit by more than :data:`~bnpdist.algorithms.evidence.TIE_NATS`:
 
 * **all**: the best of the whole grid (14 fits more than the default; an upper bound);
 * **near**: the best of the search's θ and its neighbours: c/2 and 2c of the same structure and
@@ -19,7 +19,7 @@ only when it leads the default's fit by more than :data:`~bnpdist.hyper.TIE_NATS
 Prints one markdown row per set and seed: the default's θ, NMI and K, and each choice's θ, NMI, K
 and lead in nats; then the CPU seconds of the default fits and of the refits.  Results:
 docs/QUALITY.md, "Untuned data" (measured on fee6f11).  The near choice has since become the default
-(``BNPMixture._choose_by_fit``), so on later commits the default already holds it and "near"
+(then ``BNPMixture._choose_by_fit``, now the "neighbours" stage), so on later commits the default already holds it and "near"
 leads it only where the kept fit's own neighbours differ; "all" still bounds what the grid offers.
 ``--kept`` prints only the default fits: the search's θ, the θ kept, the lead, NMI, K and CPU s
 (on a commit before the choice: the search's θ twice).
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bnpdist.hyper import TIE_NATS, partition_log_joint
+from bnpdist.algorithms.evidence import TIE_NATS, partition_log_joint
 from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
 from bnpdist.mixture import BNPMixture

@@ -3,10 +3,10 @@
     python jobs/exp_soft_evidence.py [--sets five-blobs,wine,iris,blobs] [--seeds 0] [--c 0.1,0.2,0.4,0.8]
     python jobs/exp_soft_evidence.py --battery
 
-``BNPMixture._choose_by_fit`` compared the final fits by the log joint of their *hard*
+The "neighbours" stage (then ``BNPMixture._choose_by_fit``) compared the final fits by the log joint of their *hard*
 partitions, log p(x, ẑ | θ), which charges clusters that share rows the partition prior's
 N·H(n_k/N) with nothing back; since 2026-12-04 it compares the variational bound
-(:func:`bnpdist.hyper.bound`: the soft E-step's log joint plus the entropy of its assignments;
+(:func:`bnpdist.algorithms.evidence.bound`: the soft E-step's log joint plus the entropy of its assignments;
 Blei & Jordan 2006).  The first form fits ``BNPMixture`` at each θ of a grid (covariance
 structure × within-cluster fraction c, fixed, every other default) and prints K, NMI, the hard
 log joint and the bound, then the θ each criterion picks.  ``five-blobs`` is
@@ -27,7 +27,7 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics import normalized_mutual_info_score as nmi
 
 from bnpdist import BNPMixture
-from bnpdist.hyper import bound, e_step_terms, partition_log_joint
+from bnpdist.algorithms.evidence import bound, e_step_terms, partition_log_joint
 from bnpdist.league.peers import bgm_labels
 from bnpdist.league.sets import SETS
 from bnpdist.obs import Gaussian

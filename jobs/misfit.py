@@ -7,7 +7,7 @@ For each labelled dense set of the quality league (:mod:`bnpdist.league.sets`) a
 ``BNPMixture()`` with every default, scikit-learn's BayesianGaussianMixture with DP weights (the
 league's ``bgm-dp``) and takes the true labels; each partition z is scored by its log joint
 log p(x, z) = Σ_k log p(x_k) + log p(z) under the family and prior the default fit chose
-(:func:`bnpdist.hyper.partition_log_joint`: the bound of a hard partition, the search's criterion
+(:func:`bnpdist.algorithms.evidence.partition_log_joint`: the bound of a hard partition, the search's criterion
 until 2026-12-04).  Verdict: **model** when the default's partition scores at least as high as
 both others (a better search for this model cannot reach BGM's or the true partition: the model
 or its prior prefers ours), **search** otherwise.
@@ -44,7 +44,7 @@ make_blobs) would win the search: each partition's best log p(x, z | θ) over th
 the true labels, the maximum-likelihood spherical mixture with the true K (GaussianMixture), and
 "refit": the best of the greedy reassignments (:func:`spherical_refit`) of each of those under
 the spherical model at its best c.  Verdict: **spherical** when the best spherical score exceeds
-the best full/diagonal one by more than the search's tie (:data:`~bnpdist.hyper.TIE_NATS`).
+the best full/diagonal one by more than the search's tie (:data:`~bnpdist.algorithms.evidence.TIE_NATS`).
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ from scipy.special import gammaln
 from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import PowerTransformer
 
-from bnpdist.hyper import TIE_NATS, partition_log_joint
+from bnpdist.algorithms.evidence import TIE_NATS, partition_log_joint
 from bnpdist.league.bnpy_peer import bnpy_labels, missing
 from bnpdist.league.peers import bgm_labels
 from bnpdist.league.sets import SETS

@@ -29,7 +29,8 @@ import numpy as np
 
 from bnpdist.data import real
 from bnpdist.data.blocks import take_rows
-from bnpdist.hyper import heldout_rows, partition_log_joint
+from bnpdist.algorithms.evidence import partition_log_joint
+from bnpdist.algorithms.hyper import heldout_rows
 from bnpdist.inference.merge import Gain
 from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi

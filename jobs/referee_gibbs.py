@@ -32,8 +32,9 @@ from bnpdist.algorithms.marked import run_marked
 from bnpdist.data.blocks import CSRBlock
 from bnpdist.distributed import LocalEngine
 from bnpdist.exact import exact_posterior, gof_test
-from bnpdist.inference.anneal import STRATEGIES, run_anneal
-from bnpdist.inference.gibbs import drive, initial_state, scan_schedule
+from bnpdist.inference.reference.anneal import STRATEGIES, run_anneal
+from bnpdist.inference.gibbs import drive, initial_state
+from bnpdist.inference.reference.gibbs import scan_schedule
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
 from bnpdist.priors import DP, NGGP, Gamma
 from bnpdist.priors.nggp import nggp_log_eppf

@@ -18,7 +18,7 @@ CPU limit per fit); the default's warnings are recorded (the league silences the
 set and seed where the default errs or warns, its NMI < BGM(DP)'s − 0.01 or its K > 2 × true K
 (the league's dense target, :mod:`bnpdist.league.targets`). Each loss is diagnosed under the model
 the default chose (its ``hyper_search_["chosen"]``): the log joint log p(x, z)
-(:func:`bnpdist.hyper.partition_log_joint`, the bound of a hard partition, on the columns it fitted) of
+(:func:`bnpdist.algorithms.evidence.partition_log_joint`, the bound of a hard partition, on the columns it fitted) of
 its partition, of BGM's and of the true labels. **model**: the default's partition scores at least
 as high as both (the chosen model prefers it: a better optimiser would not help); **search**:
 otherwise (``jobs/misfit.py``'s verdict).
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bnpdist.hyper import partition_log_joint
+from bnpdist.algorithms.evidence import partition_log_joint
 from bnpdist.league import run_league, summary, write_results
 from bnpdist.league.entrants import ENTRANTS
 from bnpdist.league.sets import SetSpec, subsample

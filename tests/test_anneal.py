@@ -11,8 +11,8 @@ from conftest import FULL, load_job
 from test_gibbs import blobs
 
 from bnpdist.exact import exact_posterior, gof_test
-from bnpdist.inference import anneal, gibbs
-from bnpdist.inference.anneal import STRATEGIES, run_anneal
+from bnpdist.inference import gibbs
+from bnpdist.inference.reference.anneal import STRATEGIES, run_anneal
 from bnpdist.metrics import nmi
 from bnpdist.priors import DP, NGGP
 
@@ -97,4 +97,4 @@ def test_unknown_strategy_is_refused():
     fam, X = referee.DATA["gaussian"]
     with pytest.raises(ValueError, match="strategy"):
         next(run_anneal(X, fam, DP(1.0), n_iter=2, strategy="quench"))
-    assert set(anneal.STRATEGIES) == {"prior+gibbs", "sequential+gibbs", "anneal"}
+    assert set(STRATEGIES) == {"prior+gibbs", "sequential+gibbs", "anneal"}

@@ -1,4 +1,4 @@
-"""hyperparameters="auto" (bnpdist.hyper, issue 7): the Done-when cases in short form (bars,
+"""hyperparameters="auto" (bnpdist.algorithms.hyper, issue 7): the Done-when cases in short form (bars,
 Pitman–Yor, blobs × 1e3, the cost benchmark), user values kept, the search recorded and saved,
 partial_fit and BNPHMM.  The full runs are jobs/exp_auto_hyper.py."""
 import numpy as np
@@ -9,10 +9,11 @@ from sklearn.datasets import make_blobs
 
 from bnpdist import BNPHMM, BNPMixture, bench
 from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_corpus
-from bnpdist import hyper
-from bnpdist.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, partition_log_joint, subsample_size
+from bnpdist.algorithms import evidence, hyper
+from bnpdist.algorithms.evidence import partition_log_joint
+from bnpdist.algorithms.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, subsample_size
 from bnpdist.metrics import nmi
-from bnpdist.mixture import WALK_PATIENCE, _fraction_step
+from bnpdist.algorithms.stages.neighbours import WALK_PATIENCE, fraction_step
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, HDP, NGGP
@@ -105,7 +106,7 @@ class _NoEngine:
 @pytest.mark.parametrize("family, sigma", [(Multinomial(beta=1.0), hyper.COUNT_SIGMA), (Bernoulli(), 0.0)])
 def test_tied_discounts_go_to_count_sigma_for_count_data_else_to_the_dp(family, sigma):
     s = hyper._Search(_NoEngine(), np.zeros((4, 2)), family, DP(1.0), {"prior.a": 1.0, "prior.sigma": hyper.SIGMAS},
-                      epsilon=None, merge_threshold=0.0, seed=0, evidence=False)
+                      epsilon=None, merge_threshold=0.0, evidence=False)
     candidates = [{"prior.a": 0, "prior.sigma": j} for j in range(len(hyper.SIGMAS))]
     for c in candidates:                # every discount scores the same held-out rows: all tie
         s.rows[hyper._key(c)], s.scores[hyper._key(c)] = np.full(4, -1.0), -1.0
@@ -220,7 +221,7 @@ def test_bnphmm_auto_keeps_states_the_mixture_search_merged():
 def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     """The search scores θ after one ADF pass over a subsample; the fit keeps, of the chosen θ
     and its neighbours (c/2, 2c, the other structure at c), the final fit of highest bound
-    (hyper.bound) when it leads by more than TIE_NATS.  On make_classification with 10 informative columns
+    (evidence.bound) when it leads by more than TIE_NATS.  On make_classification with 10 informative columns
     the search's full c 0.8 ends at K 2 (NMI ~0.35): c 0.4 ends near the classes.  ``obs=Gaussian()``:
     the same search and fits, without the Student-t clusters that replace them here when ``obs`` is unset."""
     from sklearn.datasets import make_classification
@@ -239,13 +240,13 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     searched = refits[tuple(sorted(rec["search_choice"].items()))]
     best = max(refits.values())
     assert rec["chosen"] != rec["search_choice"] and refits[tuple(sorted(rec["chosen"].items()))] == best
-    assert best > searched + hyper.TIE_NATS
+    assert best > searched + evidence.TIE_NATS
     # the kept fit is that θ's: its family, its bound (its unlabelled clusters' soft mass dropped: a
     # few nats), its own history
     assert est.obs_.covariance == rec["chosen"]["obs.covariance"]
     fitted = X[:, est.columns_]      # the 4 redundant columns are dropped (exact linear combinations)
-    assert hyper.bound(est.obs_, est.prior_, hyper.e_step_terms(est.obs_, est.prior_, est.stats_, fitted)) \
-        == pytest.approx(best, abs=hyper.TIE_NATS)
+    assert evidence.bound(est.obs_, est.prior_, evidence.e_step_terms(est.obs_, est.prior_, est.stats_, fitted)) \
+        == pytest.approx(best, abs=evidence.TIE_NATS)
     assert np.array_equal(est.predict(X), est.labels_) and est.history_[-1]["n_clusters"] == est.n_clusters_
     assert nmi(y, est.labels_) >= 0.85
     # iter_fit yields the neighbours' fits too (progress), and last the kept fit's final state
@@ -262,10 +263,10 @@ def test_fraction_step_and_the_searched_range_of_c():
     """The final fits walk on in c only from a neighbour that differs from the search's choice in
     c alone, inside the range the record states."""
     chosen = {"obs.covariance": "full", "obs.cov_fraction": 0.1}
-    assert _fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.2}) == 2.0
-    assert _fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.05}) == 0.5
-    assert _fraction_step(chosen, {**chosen, "obs.covariance": "diag"}) is None
-    assert _fraction_step(chosen, chosen) is None
+    assert fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.2}) == 2.0
+    assert fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.05}) == 0.5
+    assert fraction_step(chosen, {**chosen, "obs.covariance": "diag"}) is None
+    assert fraction_step(chosen, chosen) is None
     X, _ = make_blobs(300, centers=3, random_state=0)
     rec = BNPMixture(random_state=0).fit(X).hyper_search_
     assert rec["cov_fraction_range"] == [0.01, 0.8]

@@ -72,7 +72,7 @@ def test_breast_cancer_quantile_normalised_climbs_past_the_search():
     and the fit ended at K 57, NMI 0.13 (BGM 0.27); the final fits' bound rises with c, and the
     fits walk on from the kept neighbour to c 0.8 (K 12, NMI 0.46).  The rise is not monotone:
     c 0.1 does not lead c 0.05 (−6,233 against −6,202), and a walk that stopped at the first fit
-    that does not lead ended at c 0.05, K 31, NMI 0.12 (mixture.WALK_PATIENCE).  Student-t clusters
+    that does not lead ended at c 0.05, K 31, NMI 0.12 (neighbours.WALK_PATIENCE).  Student-t clusters
     from that fit: K 3, NMI 0.52."""
     X, y = load_breast_cancer(return_X_y=True)
     X = QuantileTransformer(n_quantiles=100, output_distribution="normal").fit_transform(X)

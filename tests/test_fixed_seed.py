@@ -1,7 +1,10 @@
 """Fixed-seed referee: a recorded set of fits must give the same results, bit for bit.
 
 Every case names all of its parameters (prior, family hyperparameters, algorithm settings,
-partitions, seed) so that a change of a library default does not move it; what it records
+partitions, seed) so that a change of a library default does not move it, except the
+``default_*`` cases, which pin the default pipeline itself (``BNPMixture()`` with every default
+but the seed: the hyperparameter search, EP, split rounds, row moves, the neighbours' fits and the
+walk in c, the Student-t stage, the final E-step) on small data on which those stages act; what it records
 (labels, the clusters' statistics, held-out scores) is compared with
 ``tests/data/fixed_seed.npz``: exactly where the versions and the CPU are those it was recorded
 with, else integers exactly and floats to a relative 1e-9.  A refactoring must leave every case unchanged; a change that
@@ -71,6 +74,21 @@ def _mixture(**params):
     return BNPMixture(**base)
 
 
+def _dense_t(seed, n=120, d=3):
+    """Three clusters with Student-t (ν = 2) noise: heavy tails."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0, 5, (3, d))
+    z = rng.integers(0, 3, n)
+    return centres[z] + rng.standard_t(2.0, (n, d)), z
+
+
+def _binary(seed=1, n=100, d=12, k=4):
+    rng = np.random.default_rng(seed)
+    P = rng.random((k, d)) < 0.5
+    z = rng.integers(0, k, n)
+    return (rng.random((n, d)) < np.where(P[z], 0.85, 0.15)).astype(np.float64), z
+
+
 def _record(est, X) -> dict:
     out = {"labels": np.asarray(est.labels_), "ek": np.asarray(est.ek_), "U": np.float64(est.U_)}
     out.update({f"stats.{k}": v for k, v in est.stats_.to_arrays().items()})
@@ -80,7 +98,64 @@ def _record(est, X) -> dict:
     return out
 
 
+def _flat(record, floats: list):
+    """``record`` with every float replaced by its index in ``floats`` (appended; keys in order)."""
+    if isinstance(record, dict):
+        return {k: _flat(record[k], floats) for k in sorted(record)}
+    if isinstance(record, (list, tuple)):
+        return [_flat(v, floats) for v in record]
+    if isinstance(record, float):
+        floats.append(record)
+        return f"float {len(floats) - 1}"
+    return record
+
+
+def _record_default(est, X) -> dict:
+    """:func:`_record` plus what the default pipeline chose: the family, K, passes, convergence
+    and the search's record (its structure as JSON, its numbers as floats; timings left out)."""
+    import json
+    out = _record(est, X)
+    search = {k: v for k, v in (est.hyper_search_ or {}).items() if k not in ("seconds", "cpu_seconds")}
+    floats: list = []
+    out.update({"obs": np.array(type(est.obs_).__name__), "n_clusters": np.int64(est.n_clusters_),
+                "n_iter": np.int64(est.n_iter_), "converged": np.bool_(est.converged_),
+                "search.shape": np.array(json.dumps(_flat(search, floats), sort_keys=True)),
+                "search.floats": np.array(floats, dtype=np.float64)})
+    return out
+
+
+def _default(X, **params):
+    from bnpdist import BNPMixture
+    return _record_default(BNPMixture(random_state=3, **params).fit(X), X)
+
+
 # --- cases -----------------------------------------------------------------------------------
+def case_default_dense_t():
+    """Every stage acts: search (full and diag), EP, an accepted split, accepted row moves, the
+    neighbours' fits and a walk in c, Student-t clusters kept."""
+    return _default(_dense_t(6)[0])
+
+
+def case_default_dense_gaussian():
+    """Row moves accepted, the Student-t clusters not kept (the Gaussian fit's convergence)."""
+    return _default(_dense_t(4)[0])
+
+
+def case_default_binary():
+    """0/1 data: Bernoulli, the refined cuts accepted twice."""
+    return _default(_binary()[0])
+
+
+def case_default_bars():
+    """Bag of words: Multinomial, the held-out search over base, beta, burstiness, a and sigma."""
+    return _default(_bars()[0])
+
+
+def case_default_dense_2parts():
+    """Two partitions: the search, the partitioned EP, splits, moves, the walk, the t stage."""
+    return _default(_dense(seed=1, n=90)[0], n_partitions=2)
+
+
 def case_adf_bars():
     X, _ = _bars()
     return _record(_mixture(obs=_multinomial(), algorithm="adf").fit(X), X)

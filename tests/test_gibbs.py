@@ -10,7 +10,8 @@ import scipy.sparse as sp
 from bnpdist.data.blocks import CSRBlock
 from bnpdist.exact import canonical
 from bnpdist.inference import gibbs
-from bnpdist.inference.gibbs import drive, initial_state, run_gibbs, scan_schedule
+from bnpdist.inference.gibbs import drive, initial_state
+from bnpdist.inference.reference.gibbs import run_gibbs, scan_schedule
 from bnpdist.inference.labels import remap_labels
 from bnpdist.kernels.gibbs import subsample_schedule
 from bnpdist.metrics import nmi

@@ -14,7 +14,7 @@ import pytest
 from conftest import FULL, load_job
 
 from bnpdist.exact import exact_posterior, gof_test, set_partitions
-from bnpdist.inference.gibbs import run_gibbs
+from bnpdist.inference.reference.gibbs import run_gibbs
 
 referee = load_job("referee_gibbs")
 

@@ -1,11 +1,11 @@
-"""The evidence criterion of the Gaussian auto search: hyper.bound of the soft E-step under the
+"""The evidence criterion of the Gaussian auto search: evidence.bound of the soft E-step under the
 fitted statistics.  For a hard partition it is log p(x, z), checked against the chain rule
 p(x, z) = Π_i p(z_i | z_<i) p(x_i | x_<i in z_i) with the Chinese-restaurant predictive and the
 family's posterior predictive, row by row."""
 import numpy as np
 import pytest
 
-from bnpdist.hyper import bound, e_step_terms
+from bnpdist.algorithms.evidence import bound, e_step_terms
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP

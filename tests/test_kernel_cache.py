@@ -15,7 +15,7 @@ import numpy as np
 from numba.core import event
 from bnpdist.data.synthetic import make_nyt_like
 from bnpdist.algorithms.variational import ep_stream
-from bnpdist.inference.gibbs import run_gibbs
+from bnpdist.inference.reference.gibbs import run_gibbs
 from bnpdist.kernels import gibbs, scan
 from bnpdist.obs import Multinomial
 from bnpdist.priors import DP

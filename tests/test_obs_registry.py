@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 import pytest
 
-from bnpdist.hyper import free_coordinates
+from bnpdist.algorithms.hyper import free_coordinates
 from bnpdist.inference.hyper_obs import sample_obs_hyper
 from bnpdist.obs import DataSummary, DiagGaussian, Gaussian, family_from_dict, registry
 from bnpdist.ops.estimator import ModelSpec

@@ -1,4 +1,4 @@
-"""hyper.partition_log_joint (hyper.bound of a hard partition, and jobs/misfit.py's score) against the
+"""evidence.partition_log_joint (evidence.bound of a hard partition, and jobs/misfit.py's score) against the
 partition posterior enumerated by bnpdist.exact, and the misfit job's table on iris."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import softmax
 
 from bnpdist.exact import exact_posterior
-from bnpdist.hyper import partition_log_joint
+from bnpdist.algorithms.evidence import partition_log_joint
 from bnpdist.obs import Gaussian
 from bnpdist.priors import DP, NGGP
 from conftest import load_job

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import normalized_mutual_info_score
 
-from bnpdist import hyper
 from bnpdist.algorithms import refine
 from bnpdist.distributed import LocalEngine
-from bnpdist.hyper import partition_log_joint
+from bnpdist.algorithms.evidence import partition_log_joint
 from bnpdist.inference.gibbs import CollapsedState
 from bnpdist.inference.labels import remap_labels
 from bnpdist.league.sets import SETS
@@ -55,7 +54,7 @@ def test_moves_raise_the_log_joint():
     before, best = refine.refine(engine, data, family, prior, 0.0, engine.labels(data, z), 2)
     assert np.isclose(before, partition_log_joint(family, prior, X, z))
     assert best is not None and best.n.sum() == len(X) and np.all(best.n > 0)
-    assert refine.stats_log_joint(family, prior, best) > before + refine.REFINE_NATS
+    assert refine.stats_log_joint(family, prior, best) > before + refine.TIE_NATS
 
 
 def test_partitions_that_open_clusters_at_once_get_distinct_ones():
@@ -84,7 +83,7 @@ def test_default_fit_moves_the_rows_of_a_cut_that_the_split_rounds_refused(monke
     nmi = lambda m: normalized_mutual_info_score(ls.labels, m.labels_)
     fitted = BNPMixture(random_state=1).fit(ls.X)
     assert len(np.unique(fitted.labels_)) == 4 and nmi(fitted) > 0.9
-    monkeypatch.setattr(refine, "REFINE_NATS", np.inf)
+    monkeypatch.setattr(refine, "TIE_NATS", np.inf)
     unmoved = BNPMixture(random_state=1).fit(ls.X)
     assert len(np.unique(unmoved.labels_)) == 3 and nmi(unmoved) < 0.85
 
@@ -95,7 +94,7 @@ def test_a_warm_ep_that_ends_below_the_partition_before_the_moves_is_undone(monk
     the moves; the restored snapshot is recorded again)."""
     X = SETS["breast-cancer-raw"].load(1).X
     fitted = BNPMixture(random_state=1).fit(X)
-    monkeypatch.setattr(refine, "REFINE_NATS", np.inf)
+    monkeypatch.setattr(refine, "TIE_NATS", np.inf)
     unmoved = BNPMixture(random_state=1).fit(X)
     assert np.array_equal(fitted.labels_, unmoved.labels_)
     assert np.array_equal(fitted.stats_.n, unmoved.stats_.n) and fitted.U_ == unmoved.U_
@@ -106,16 +105,16 @@ def test_a_warm_ep_that_ends_below_the_partition_before_the_moves_is_undone(monk
 def test_the_experiment_job_runs_its_variants_and_restores_the_library(capsys):
     """jobs/exp_refine.py on iris seed 0: one row with every variant; the patches are undone."""
     from conftest import load_job
-    import bnpdist.mixture as mixture
     from bnpdist.algorithms import splits
+    from bnpdist.algorithms.stages import moves
     from bnpdist.obs.gaussian_diag import DiagGaussian
-    DIAG_POSTERIOR = DiagGaussian.posterior_mean
+    DIAG_POSTERIOR, RUN = DiagGaussian.posterior_mean, moves.run
     load_job("exp_refine").main(["--sets", "iris", "--seeds", "0"])
     row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| iris")]
     assert len(row) == 1 and row[0].count("|") == 2 + 5 + 1
-    assert mixture.cuts_apply is splits.cuts_apply and mixture.refine is refine.refine
-    assert mixture.moves_apply is refine.moves_apply
-    assert refine.REFINE_NATS == 3.0 and DiagGaussian.posterior_mean is DIAG_POSTERIOR
+    assert refine.cuts_apply is splits.cuts_apply and moves.refine is refine.refine
+    assert moves.moves_apply is refine.moves_apply and moves.run is RUN
+    assert refine.TIE_NATS == 3.0 and DiagGaussian.posterior_mean is DIAG_POSTERIOR
 
 
 def test_gaussian_rows_are_moved_bernoulli_rows_are_not():
@@ -138,15 +137,15 @@ def test_a_diagonal_fit_moves_its_rows_from_the_partition_only(monkeypatch):
     entropy the moves took that fit from K 5, NMI 0.80 to K 4, NMI 0.87.)"""
     X = SETS["sizes-100-1"].load(0).X
     fitted = BNPMixture(random_state=0).fit(X)
-    monkeypatch.setattr(refine, "REFINE_NATS", np.inf)
+    monkeypatch.setattr(refine, "TIE_NATS", np.inf)
     unmoved = BNPMixture(random_state=0).fit(X)
     assert fitted.obs_.name == unmoved.obs_.name == "DiagGaussian"
     assert len(fitted.history_) > len(unmoved.history_) and np.array_equal(fitted.labels_, unmoved.labels_)
-    monkeypatch.setattr(refine, "REFINE_NATS", 3.0)
+    monkeypatch.setattr(refine, "TIE_NATS", 3.0)
     monkeypatch.setattr(refine, "halves_part", lambda *a: pytest.fail("a diagonal family's clusters were cut"))
     Xs, z = _data()
     engine = LocalEngine()
     data = engine.partitions(Xs, n_partitions=2)
     before, moved = refine.refine(engine, data, _family(Xs, "diag"), DP(1.0), 0.0, engine.labels(data, z), 2)
     assert moved is not None and moved.n.sum() == len(Xs) and refine.stats_log_joint(
-        _family(Xs, "diag"), DP(1.0), moved) > before + refine.REFINE_NATS
+        _family(Xs, "diag"), DP(1.0), moved) > before + refine.TIE_NATS

@@ -8,7 +8,7 @@ from sklearn.preprocessing import StandardScaler
 from bnpdist import BNPMixture
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.distributed.ondisk import Columns, Deferred, loaded
-from bnpdist.hyper import partition_log_joint
+from bnpdist.algorithms.evidence import partition_log_joint
 from bnpdist.metrics import nmi
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary

@@ -12,8 +12,8 @@ from scipy.special import gammaln
 from scipy.stats import multivariate_t
 
 from bnpdist.algorithms import heavy_tails as ht
+from bnpdist.algorithms.evidence import partition_log_joint, stats_log_joint
 from bnpdist.distributed import DaskEngine, LocalEngine
-from bnpdist.hyper import partition_log_joint
 from bnpdist.kernels import student_t as kern
 from bnpdist.mixture import BNPMixture
 from bnpdist.obs import Gaussian, StudentT
@@ -82,7 +82,7 @@ def test_the_gaussian_limit_is_the_gaussian_log_joint(rng, covariance):
     z = rng.integers(0, 4, size=40)
     fam = t_family(X, covariance, math.inf)
     stats = fam.stats_scaled(X, z, np.ones(40), 4)
-    np.testing.assert_allclose(ht.log_joint(fam, DP(1.5), stats),
+    np.testing.assert_allclose(stats_log_joint(fam, DP(1.5), stats),
                                partition_log_joint(gaussian(X, covariance), DP(1.5), X, z), rtol=1e-10)
 
 
@@ -250,9 +250,9 @@ def test_refit_raises_the_score_and_is_the_same_in_process_and_on_two_workers(rn
     fam, one, labels, scales = _refit(X, start, 0, 2, 2.0)
     _, two, labels2, _ = _refit(X, start, 2, 2, 2.0)
     assert one.score == two.score and np.array_equal(labels, labels2)
-    before = ht.log_joint(fam, DP(1.0), fam.stats_scaled(X, start, np.ones(160), 6))
+    before = stats_log_joint(fam, DP(1.0), fam.stats_scaled(X, start, np.ones(160), 6))
     assert one.score > before
-    np.testing.assert_allclose(one.score, ht.log_joint(fam, DP(1.0), fam.stats_scaled(X, labels, scales, labels.max() + 1)),
+    np.testing.assert_allclose(one.score, stats_log_joint(fam, DP(1.0), fam.stats_scaled(X, labels, scales, labels.max() + 1)),
                                rtol=1e-9)
     assert one.stats.allclose(fam.stats_scaled(X, labels, scales, labels.max() + 1), rtol=1e-8, atol=1e-8)
     assert labels.max() + 1 == 2 and abs(np.corrcoef(labels, truth)[0, 1]) == 1.0
@@ -351,7 +351,7 @@ def test_a_given_student_t_is_fitted_by_ep_and_adf_only(heavy_fit):
 
 
 def test_a_partition_log_joint_fits_the_scales(heavy_fit):
-    """hyper.partition_log_joint of Student-t clusters (the panel's and misfit's diagnosis): the
+    """evidence.partition_log_joint of Student-t clusters (the panel's and misfit's diagnosis): the
     fitted partition's S, and the Gaussian's exact log joint at ν = ∞."""
     X, y, est, _ = heavy_fit
     rec = est.hyper_search_["tails"]

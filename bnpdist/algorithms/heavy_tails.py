@@ -1,8 +1,8 @@
 """Student-t clusters chosen by the evidence after a Gaussian fit (:class:`~bnpdist.obs.student_t.StudentT`).
 
 A Gaussian cluster charges a row half its squared Mahalanobis distance, so rows in a
-heavy tail pay less in small clusters of their own: standardised breast cancer (2 classes) ends
-at K 9–10 under the best Gaussian fit, three large clusters and the tail rows.  Under the
+heavy tail pay less in small clusters of their own, and a Gaussian fit of heavy-tailed groups
+ends with a few large clusters and many small ones of tail rows.  Under the
 Gaussian scale mixture x_i ~ N(μ_k, Σ_k/u_i), u_i ~ Gamma(ν/2, ν/2) (Peel & McLachlan 2000) a tail
 row takes a small scale instead.  From the Gaussian fit's partition the t clusters are fitted by
 iterated conditional modes (Besag 1986) of the Laplace-integrated log joint
@@ -16,7 +16,7 @@ moves its rows given the others' statistics, as the row moves after EP do
 
 The choice (:func:`choose`): at the Gaussian's c (E[Σ] = c·C) and at 2c, 4c, … while the best S
 over ν ∈ :data:`NUS` rises by more than TIE_NATS (t clusters are wider than their Σ, so their
-evidence peaks at larger c: breast cancer's near 6.4 where the Gaussian's is 0.8), the t clusters
+evidence peaks at a larger c than the Gaussian's), the t clusters
 are kept when their S leads the Gaussian's by more than TIE_NATS — the Gaussian fit's own log
 joint and the same moves and merges under the Gaussian (ν = ∞) from the same partition, so that
 the t model is not credited with the moves alone.  docs/QUALITY.md, "Student-t clusters", has
@@ -30,29 +30,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.blocks import concat_rows, n_rows, take_rows
-from ..distributed.local import LocalEngine
 from ..kernels import student_t as kern
 from ..obs.base import SuffStats
 from ..obs.gaussian import default_kappa0, is_floored
-from ..obs.student_t import StudentT, dense_rows
+from ..obs.student_t import SCALE_ITER, SCALE_TOL, StudentT, dense_rows
+from .evidence import TIE_NATS, stats_log_joint
 from ..priors import DP
 
-#: a fit counts as better when it leads by more than this (the search's TIE_NATS, as REFINE_NATS)
-TIE_NATS = 3.0
 #: the degrees of freedom tried at each c
 NUS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: rounds of moves and merges at most
 ROUNDS = 20
-#: the scales' EM stops when no scale changes by more than this times the largest, or after
-#: SCALE_ITER iterations
-SCALE_TOL, SCALE_ITER = 1e-6, 30
 #: merges are tried while there are at most this many clusters (K² pair statistics)
 MERGE_MAX_K = 64
 #: the most doublings of c
 C_STEPS = 6
 #: ν and c are chosen on about this many rows (a uniform subsample of larger data), and the
-#: chosen t fit then runs on all of them: on 20,000 rows of 8 blobs (d = 10) the choice's 13
-#: fits on every row took 8.5 CPU s beside the Gaussian fit's 2.2, on the subsample 1.6 s
+#: chosen t fit then runs on all of them: the choice's dozen fits cost a fixed amount, not a
+#: multiple of the Gaussian fit (docs/QUALITY.md, "Student-t clusters")
 CHOICE_ROWS = 4000
 #: the pass id of that subsample's seeds (:func:`bnpdist.seeds.partition_seed`)
 CHOICE_PASS = (1 << 20) + 1
@@ -142,12 +137,6 @@ class Fit:
     converged: bool = False
 
 
-def log_joint(family: StudentT, prior, G: SuffStats) -> float:
-    """S = Σ_k log p(x_k) + log p(z) over the non-empty clusters of ``G``."""
-    live = G.take(G.n > 0)
-    return float(family.log_marginal(live).sum() + prior.log_eppf(live.n))
-
-
 class _Refit:
     """:func:`refit`'s state on the cluster."""
 
@@ -212,29 +201,18 @@ def refit(engine, data, family: StudentT, prior, start, G0: SuffStats) -> Fit:
     (:func:`start_stats`, the same for every ν and c of one Gaussian)."""
     run = _Refit(engine, data, family, prior)
     rows, G = run.local(start, G0, moves=False)
-    best = Fit(family, log_joint(family, prior, G), rows, G)
+    best = Fit(family, stats_log_joint(family, prior, G), rows, G)
     for _ in range(ROUNDS):
         rows, G = run.local(rows, G, moves=True)
         after = run.merges(rows, G)
         if after is not None:
             rows, G = after
-        score = log_joint(family, prior, G)
+        score = stats_log_joint(family, prior, G)
         if score <= best.score + 1e-9:
             best.converged = True
             break
         best = Fit(family, score, rows, G)
     return best
-
-
-def partition_log_joint(family: StudentT, prior, block, labels) -> float:
-    """S(z) of any partition ``labels`` (n,) of the rows ``block`` (in process), each row's scale
-    at its EM fixed point in its cluster."""
-    X = dense_rows(block)
-    z = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)[1].astype(np.int64)
-    K, u = int(z.max()) + 1 if len(z) else 0, np.ones(len(z))
-    st = family.kernel_state(family.stats_scaled(X, z, u, K), K + 1)
-    kern.run(kern.em_scales, family._kernels(), family.kernel_hyper(), st, X, z, u, K, SCALE_TOL, SCALE_ITER)
-    return log_joint(family, prior, family.stats_scaled(X, z, u, K))
 
 
 def at_fraction(gaussian, c_fit: float, c: float):
@@ -292,11 +270,11 @@ def choose(engine, data, gaussian, prior, labels, K: int, c_fit: float, seed: in
     """Student-t clusters from the Gaussian fit's partition ``labels`` (a labels DistData, K
     clusters) with the prior of ``gaussian`` at ``c_fit``, against that Gaussian (module
     docstring).  Beyond :data:`CHOICE_ROWS` rows ν and c are chosen on a uniform subsample of
-    about that many (in process), and only the chosen t fit and the moved Gaussian run on all rows."""
+    about that many (one partition of the same engine), and only the chosen t fit and the moved Gaussian run on all rows."""
     start = starts(engine, data, labels)
     base = StudentT.of(gaussian, math.inf)
     G0 = start_stats(engine, data, base, prior, start, K)
-    own = log_joint(base, prior, G0)
+    own = stats_log_joint(base, prior, G0)
     moved = refit(engine, data, base, prior, start, G0)
     if data.n_total <= CHOICE_ROWS:
         fit, c, steps = _walk(engine, data, gaussian, prior, start, G0, c_fit)
@@ -305,11 +283,10 @@ def choose(engine, data, gaussian, prior, labels, K: int, c_fit: float, seed: in
         p = CHOICE_ROWS / data.n_total
         parts = engine.map_gather(_sample_part, data, labels, p, seed=seed, pass_id=CHOICE_PASS, key="tails-sample")
         X, z = concat_rows([b for b, _ in parts]), np.concatenate([z for _, z in parts])
-        with LocalEngine() as local:
-            sdata = local.partitions(X, n_partitions=1)
-            sstart = starts(local, sdata, local.labels(sdata, z))
-            picked, c, steps = _walk(local, sdata, gaussian, prior, sstart,
-                                     start_stats(local, sdata, base, prior, sstart, K), c_fit)
+        sdata = engine.partitions(X, n_partitions=1)
+        sstart = starts(engine, sdata, engine.labels(sdata, z))
+        picked, c, steps = _walk(engine, sdata, gaussian, prior, sstart,
+                                 start_stats(engine, sdata, base, prior, sstart, K), c_fit)
         fit = refit(engine, data, picked.family, prior, start, G0)
         sub = len(z)
     kept = fit.score > max(own, moved.score) + TIE_NATS

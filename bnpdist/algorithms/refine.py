@@ -12,16 +12,12 @@ sweep until none moves (at most :data:`REFINE_SWEEPS`); no move lowers p(x, ẑ)
 candidates: every row moving from ẑ, and for each cluster its cut across the principal axis of
 its posterior covariance followed by the moves of its rows only.  Each partition moves its rows
 given the others' (the global statistics), in parallel.  The candidate of largest log joint
-log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`stats_log_joint`, :func:`bnpdist.hyper.partition_log_joint`)
-counts when it beats ẑ by more than :data:`REFINE_NATS`; EP then restarts warm from its hard
+log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`~bnpdist.algorithms.evidence.stats_log_joint`, :func:`bnpdist.algorithms.evidence.partition_log_joint`)
+counts when it beats ẑ by more than :data:`~bnpdist.algorithms.evidence.TIE_NATS`; EP then restarts warm from its hard
 statistics, and the fit keeps that EP's state only when its own hard partition scores above ẑ
-(``BNPMixture._refine_round``).  On the quality league's redundant-d20 seed 0 (4 classes) the
-default fit ended at K 2, NMI 0.49: the cut of its larger cluster and the moves of its rows
-gain 923 nats (K 3, NMI 0.78); docs/QUALITY.md has the league.  Diagonal-covariance clusters
-move from the partition only: their cut candidates raise the log joint of correlated features'
-clusters and lose NMI (wine seed 0 −0.068, low-rank-d100 −0.011 to −0.031); the moves alone
-took wine seed 2 from K 5, NMI 0.80 to K 4, 0.87 and sizes-100-1 seed 0 from NMI 0.50 to 0.64
-(docs/QUALITY.md, "Row moves after EP").
+(the "moves" stage, :mod:`bnpdist.algorithms.stages.moves`).  Diagonal-covariance clusters
+move from the partition only: a cut of a cluster whose features are correlated raises the
+diagonal model's log joint without separating groups (docs/QUALITY.md, "Row moves after EP").
 """
 from __future__ import annotations
 
@@ -30,19 +26,18 @@ import numpy as np
 from ..data.blocks import as_block, n_rows
 from ..inference.ddpm import adopt_global
 from ..inference.gibbs import CollapsedState
+from .evidence import TIE_NATS, stats_log_joint
 from .splits import cuts_apply, halves_part, principal_axes
 
 #: sweeps of row moves at most
 REFINE_SWEEPS = 30
-#: the best candidate counts when it raises the log joint by more than this (the search's TIE_NATS)
-REFINE_NATS = 3.0
 
 
 def moves_apply(family) -> bool:
     """Whether the fitted family's rows are moved: a Gaussian, full or diagonal covariance (the
-    diagonal family from its partition only, :func:`refine`).  Bernoulli fits (cut by the split
-    rounds) gain little from the moves: binarised digits NMI −0.003 to +0.005, binary-d8
-    unchanged, at up to 1.8× the CPU of the fit (docs/QUALITY.md "Binary data")."""
+    diagonal family from its partition only, :func:`refine`).  Bernoulli fits are cut by the
+    split rounds and not moved: the moves cost up to 1.8× the fit's CPU for no gain
+    (docs/QUALITY.md, "Binary data")."""
     return getattr(family, "name", None) in ("Gaussian", "DiagGaussian")
 
 
@@ -54,13 +49,6 @@ def hard_part(block, seed, labels, family, K: int):
 def hard_stats(engine, data, family, labels, K: int, key: str = "refine-hard"):
     """The statistics of the K blocks of rows of the partition ``labels`` (a labels DistData)."""
     return engine.reduce(engine.map(hard_part, data, labels, family, K, key=key))
-
-
-def stats_log_joint(family, prior, hard) -> float:
-    """log p(x, z) = Σ_k log p(x_k) + log p(z) of the non-empty blocks of ``hard`` (a partition's
-    statistics): the family's marginals and the prior's EPPF of their sizes."""
-    hard = hard.take(hard.n > 0)
-    return float(family.log_marginal(hard).sum() + prior.log_eppf(hard.n))
 
 
 def _moves_part(block, seed, labels, family, prior, U: float, hard, n_total: int, cut):
@@ -118,13 +106,13 @@ def _moved(engine, data, family, prior, U: float, labels, hard, cut):
 def refine(engine, data, family, prior, U: float, labels, K: int):
     """(log p(x, ẑ) of the partition ``labels`` (a labels DistData over K clusters), the
     statistics of the best candidate or None when it does not score more than
-    :data:`REFINE_NATS` above it)."""
+    :data:`~bnpdist.algorithms.evidence.TIE_NATS` above it)."""
     hard = hard_stats(engine, data, family, labels, K)
     before = stats_log_joint(family, prior, hard)
     cands = [_moved(engine, data, family, prior, U, labels, hard, None)]
     if not cuts_apply(family):       # a diagonal Gaussian: no cut candidates
         score = stats_log_joint(family, prior, cands[0])
-        return before, (cands[0] if score > before + REFINE_NATS else None)
+        return before, (cands[0] if score > before + TIE_NATS else None)
     post = family.posterior_mean(hard)
     centre, axis = post["mean"], principal_axes(post["cov"], 1)
     halves = engine.reduce(engine.map(halves_part, data, labels, family, centre, axis, key="refine-halves"))
@@ -134,4 +122,4 @@ def refine(engine, data, family, prior, U: float, labels, K: int):
         cands.append(_moved(engine, data, family, prior, U, labels, sides.take(order), (k, centre[k], axis[0, k])))
     scores = [stats_log_joint(family, prior, c) for c in cands]
     best = int(np.argmax(scores))
-    return before, (cands[best] if scores[best] > before + REFINE_NATS else None)
+    return before, (cands[best] if scores[best] > before + TIE_NATS else None)

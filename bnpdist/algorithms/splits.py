@@ -1,34 +1,30 @@
 """Split moves after EP for full-covariance Gaussian and Bernoulli clusters.
 
 EP refines the clusters that its recording ADF pass opened but never divides one: when a
-cluster's first rows came from two groups, both stay in it (``make_blobs(600, 10, centers=4)``
-under a random linear map: 2–3 clusters, NMI 0.67–0.86, although the four blobs have the higher
-log joint by 250–300 nats).  After EP, every cluster with rows (the final E-step's hard labels)
+cluster's first rows came from two groups, both stay in it, although the two groups apart have
+the higher log joint.  After EP, every cluster with rows (the final E-step's hard labels)
 is cut through its posterior mean across the principal axis of its posterior covariance — the
 launch of the sub-cluster sampler's split (Chang & Fisher 2013) — and the cut is kept when it
-raises the log joint log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`bnpdist.hyper.partition_log_joint`;
-p(ẑ) the prior's EPPF) by more than :data:`SPLIT_NATS`,
+raises the log joint log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`bnpdist.algorithms.evidence.partition_log_joint`;
+p(ẑ) the prior's EPPF) by more than :data:`~bnpdist.algorithms.evidence.TIE_NATS`,
 cluster by cluster in order.  EP then restarts warm from the hard statistics of the new
 partition (:meth:`~bnpdist.algorithms.variational.VariationalRun.warm`), for at most
 :data:`SPLIT_ROUNDS` rounds (a Bernoulli fit: :data:`SPLIT_ROUNDS_BERNOULLI`).
 
 Only the full-covariance Gaussian and the Bernoulli family are cut (:func:`cuts_apply`): under the
-diagonal Gaussian, clusters whose features are correlated gain log joint from any cut
-(``low-rank-d100``, d = 100: K 6 → 9, NMI 0.98 → 0.90).  A Bernoulli cluster has no posterior
+diagonal Gaussian, clusters whose features are correlated gain log joint from any cut.  A Bernoulli cluster has no posterior
 covariance: its cuts run through the mean of its rows (the hard labels) across the principal axes
 of their empirical covariance (:func:`cut_axes`: one more map/reduce of Σx and Σxxᵀ per cluster),
-and are always refined (:func:`cuts_for`): EP's one ADF pass lumps the classes of binarised digits
-into 1–4 clusters (K 1 at a = b = 1), which the cuts and EP warm from them separate.
+and are always refined (:func:`cuts_for`): EP's one ADF pass may lump binary data into very
+few clusters, which the cuts and EP warm from them separate.
 
 ``cuts="refined"`` (:data:`CUTS`; ``BNPMixture(splits="refined")``) tries, for every cluster,
 the cuts across its three leading principal axes, refines each by up to ten restricted sweeps
 (every row of the cluster moves to the half h of larger log n_h + log f_h(x) under the halves'
 current statistics: the restricted Gibbs step of Chang & Fisher 2013 at its mode, a 2-means
 under the predictive) and keeps the cut of largest gain.  A cluster that lumps several groups
-is seldom halved well by the principal axis of their pooled covariance: on the quality league's
-redundant-d20 (4 classes) the default fit ends at K 2–3 on seeds 0 and 2 (NMI 0.49, 0.83) and
-the refined cuts at K 4 (0.94, 0.96); on digits-pca20 they reach a higher log joint at K 21
-(docs/QUALITY.md).
+is seldom halved well by the principal axis of their pooled covariance; the refined cuts find
+such groups but can over-split where the principal cut does not (docs/QUALITY.md).
 """
 from __future__ import annotations
 
@@ -37,15 +33,14 @@ from functools import reduce
 import numpy as np
 
 from ..obs.base import SuffStats
+from .evidence import TIE_NATS
 from ..obs.gaussian import is_floored
 
 #: rounds of cuts and warm EP after the fit (a full-covariance Gaussian's)
 SPLIT_ROUNDS = 3
 #: ... a Bernoulli fit's, at most: each round at most doubles K, and its ADF pass may leave one
-#: cluster (binarised digits at a = b = 1: K 1 → 2 → 4 → 7 → 13 → 19, no cut kept in round 6)
+#: cluster, so reaching K clusters takes at least log2 K rounds
 SPLIT_ROUNDS_BERNOULLI = 10
-#: a cut is kept when it raises the log joint by more than this (the search's TIE_NATS)
-SPLIT_NATS = 3.0
 #: split cuts by name: (leading principal axes a cut is tried across, restricted sweeps refining
 #: each); "principal" is the single cut of an unfloored fit
 CUTS = {"principal": (1, 0), "refined": (3, 10)}
@@ -53,17 +48,15 @@ CUTS = {"principal": (1, 0), "refined": (3, 10)}
 AUTO = "auto"
 #: columns up to which a Bernoulli cluster's cuts cross the principal axes of its rows' covariance
 #: (a partition sends K·d² numbers, 1 MiB for K = 8 at the bound); above, its most variable columns
-#: (K·d numbers; at every d they score alike on binarised digits: NMI 0.715–0.727, docs/QUALITY.md)
+#: (K·d numbers; both score alike, docs/QUALITY.md)
 FULL_AXES_MAX_D = 128
 
 
 def cuts_for(splits: str, family) -> str:
     """The cuts of ``splits`` for a fitted ``family``: as named, and for :data:`AUTO` "refined" when
-    the family is a Bernoulli or floored (coarse data, :mod:`bnpdist.obs.quantised`), else "principal".  Under
-    the floored full model of raw digits (c 12.8) EP's partition depends on rounding: K 8–9,
-    NMI 0.75–0.82 on the raw pixels, K 5, NMI 0.50 on the same pixels standardised (the same
-    model up to the Jacobian); the refined cuts reach K 8–10, NMI 0.70–0.85 on both.  Unfloored,
-    they would cost digits-pca20 its K target (K 21, docs/QUALITY.md)."""
+    the family is a Bernoulli or floored (coarse data, :mod:`bnpdist.obs.quantised`), else "principal":
+    under a floored model EP's partition depends on rounding, which the refined cuts undo;
+    unfloored, they over-split (docs/QUALITY.md)."""
     if splits != AUTO:
         return splits
     return "refined" if _bernoulli(family) or is_floored(getattr(family, "floor", None)) else "principal"
@@ -201,7 +194,7 @@ def split_clusters(engine, data, family, prior, stats: SuffStats, labels,
     keep = np.zeros(K, dtype=bool)
     for k in np.flatnonzero((halves.n[0::2] > 0) & (halves.n[1::2] > 0)):
         trial = sizes[:k] + [halves.n[2 * k:2 * k + 2]] + sizes[k + 1:]
-        if gain[k] + prior.log_eppf(np.concatenate(trial)) - prior.log_eppf(np.concatenate(sizes)) > SPLIT_NATS:
+        if gain[k] + prior.log_eppf(np.concatenate(trial)) - prior.log_eppf(np.concatenate(sizes)) > TIE_NATS:
             keep[k], sizes = True, trial
     if not keep.any():
         return None

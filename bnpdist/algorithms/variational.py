@@ -103,7 +103,7 @@ ROWS_PER_SCAN = 65536
 #: (bag-of-words families): there a new cluster opens only for a row more probable under it than
 #: under all existing clusters together.  Long documents' multinomial likelihoods are so peaked
 #: that 1 % opened a cluster for nearly every borderline document, which later rows rarely
-#: joined (digits as words: K = 101 for 10 digits)
+#: joined (docs/HYPERPARAMETERS.md)
 DEFAULT_EPSILON, COUNT_EPSILON = 0.01, 0.5
 #: EP's passes open a cluster only for a row more probable under a new cluster than under all
 #: the existing ones together: q(new) > max(ε, EP_OPEN); ADF's pass (the first, and a warm

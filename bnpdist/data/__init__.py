@@ -3,7 +3,7 @@
 - ``source``: what an input is (:func:`~bnpdist.data.source.kind_of`) and its rows in pieces
   (:func:`~bnpdist.data.source.as_source`), the one recogniser of inputs
 - ``blocks``: in-memory partitions (:class:`CSRBlock`, dense float64 arrays)
-- ``schema``/``sources``/``parquet``/``rows``: scan footers, read and check partitions
+- ``schema``/``locate``/``parquet``/``rows``: scan footers (``locate``: the files and the vocabulary sidecar a source names), read and check partitions
 - ``writer``: atomic, streaming Parquet writers
 - ``synthetic``: the seed papers' synthetic data; ``real``: corpora shipped inside packages
   (``bnpdist.data.real``, imported on demand); ``generate``: either, written as Parquet

@@ -1,6 +1,6 @@
 """Reading Parquet corpora: scan footers, then read and check one partition at a time.
 
-:func:`scan` resolves a source (``bnpdist.data.sources``), opens every footer and checks the
+:func:`scan` resolves a source (``bnpdist.data.locate``), opens every footer and checks the
 schema (``bnpdist.data.schema``) without reading row data, except the first row of a
 variable-length ``features`` column to learn the dense width. Each (file, row group) with rows
 is one :class:`~bnpdist.data.schema.Piece`. :func:`read_piece` reads a piece into a block and
@@ -25,7 +25,7 @@ from .blocks import Block, CSRBlock, concat_rows
 from .errors import CorpusError
 from .schema import (COUNTS, FEATURES, KINDS, LABEL, SEQUENCE_ID, T, TOKENS, Corpus, Layout,
                      Piece, check_same, layout)
-from .sources import filesystem, read_vocab, resolve
+from .locate import filesystem, read_vocab, resolve
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 :func:`kind_of` names an input's kind:
 
 - ``"parquet"``: a local path or fsspec URL (``s3://``, ``memory://``, ...) naming a file, a
-  directory or a glob (:mod:`bnpdist.data.sources`), a list of them, or a scanned
+  directory or a glob (:mod:`bnpdist.data.locate`), a list of them, or a scanned
   :class:`~bnpdist.data.schema.Corpus`;
 - ``"sequences"``: a list of per-sequence 2-D arrays or sparse matrices (the HMM's input);
 - ``"memory"``: an ndarray, a scipy sparse matrix, a :class:`~bnpdist.data.blocks.CSRBlock`, or

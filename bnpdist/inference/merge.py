@@ -95,7 +95,7 @@ class Overlap:
     become one; Hughes & Sudderth 2013, memoized merge moves).  It is 0 for clusters no row
     shares and N log 2 for two copies of one cluster (every row split ½ : ½), so that merging
     copies still gains the Occam factor of one cluster less, while overlapping but distinct
-    clusters (5 unit-variance blobs 3 apart in 2-d) are no longer merged for the
+    clusters are no longer merged for the
     N·H(n_a/N) of the partition prior's size factor alone.  ``codes`` (sorted) hold a << 32 | b
     for a < b; ``loss`` their L_ab.
     """

@@ -9,7 +9,7 @@ conditional of a red ball given the others is (blue alike, with b)
     p(left) ∝ p (α + r_L)/(2α + r_L + b_L),   p(right) ∝ (1 − p)(α + r_R)/(2α + r_R + b_R).
 
 A step removes a uniform ball of S and assigns a uniform ball outside S (the removed one
-included), as :mod:`bnpdist.inference.anneal` does row by row; with T = cost in sweeps every
+included), as :mod:`bnpdist.inference.reference.anneal` does row by row; with T = cost in sweeps every
 strategy makes T·N assignments: ``"prior+gibbs"`` (state drawn from the prior, T·N Gibbs
 steps), ``"sequential+gibbs"`` (N additions from empty, (T−1)·N Gibbs steps), ``"anneal"``
 (N phases of one addition and T−1 remove/add steps: |S| grows linearly) and

@@ -54,8 +54,8 @@ semiseparable); the W scale √f is folded into p and c.  log|Λ| changes by log
 Refresh rule (the exact O(d³) :func:`refresh` from the statistics, so rounding cannot
 accumulate).  Each rank-one update adds u/√min(1, ratio) to the cache's error estimate
 aux[k, 1] (u = 2⁻⁵³; ratio = ρ² = 1 + c‖p‖² = |Λ'|/|Λ|, below 1 for a downdate, whose rounding
-is amplified by about 1/ρ: Stewart 1979; measured on digits, d = 64: errors of 13u–29u for
-1/ρ² from 50 to 900); :func:`refresh` resets it to 0.  Cluster k is refreshed instead of
+is amplified by about 1/ρ: Stewart 1979; tests/test_obs_gaussian.py measures it);
+:func:`refresh` resets it to 0.  Cluster k is refreshed instead of
 updated
 
 * when the estimate would reach ``MAX_ERR`` = 64u: every 64th update of a cluster since its
@@ -68,9 +68,7 @@ updated
 (The estimate, not a raw update count, is stored so that a state stays numerically equal, to
 far below 1e-9, to a state freshly built from the same statistics.)
 
-Speed (docs/BENCHMARKS.md, "Gaussian kernel"): collapsed Gibbs on digits (1,797 × 64) went
-from 0.50–0.57 to 0.12–0.15 CPU s per sweep, one ADF pass from 5.1–5.7 to 2.0–2.5 s and the
-"auto" hyperparameter search from 30–35 to 10 s; d = 10 is not slower (0.010 → 0.008 s/sweep).
+Speed: docs/BENCHMARKS.md, "Gaussian kernel" (O(d²) per row and cluster instead of O(d³)).
 
 Λ_n must be positive definite, which holds whenever the statistics are those of non-negative
 weights (also after removals, up to rounding).

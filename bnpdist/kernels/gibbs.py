@@ -37,6 +37,7 @@ from numba import types
 from numba.extending import overload
 
 from .bind import entry, layout, memo, pointer, typeof
+from .scan import log_weight
 
 
 def get_row(blk, i):
@@ -104,8 +105,7 @@ def gibbs_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta,
     hi = meta[0]
     lw = np.full(cap, -np.inf)          # log(n_k − σ) of live slots, −inf for free ones
     for k in range(hi):
-        if counts[k] > 0:
-            lw[k] = math.log(counts[k] - sigma)
+        lw[k] = log_weight(counts[k], sigma)
     for t in range(start, add.shape[0]):
         if hi >= cap:
             meta[0] = hi
@@ -117,7 +117,7 @@ def gibbs_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta,
             add_row(xa, xb, hyper, state, k, -1.0)
             labels[r] = -1
             counts[k] -= 1
-            lw[k] = math.log(counts[k] - sigma) if counts[k] > 0 else -np.inf
+            lw[k] = log_weight(counts[k], sigma)
             while hi > 0 and counts[hi - 1] == 0:
                 hi -= 1
         i = add[t]
@@ -136,7 +136,7 @@ def gibbs_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta,
         add_row(xa, xb, hyper, state, k, 1.0)
         labels[i] = k
         counts[k] += 1
-        lw[k] = math.log(counts[k] - sigma)
+        lw[k] = log_weight(counts[k], sigma)
     meta[0] = hi
     return add.shape[0]
 

@@ -16,21 +16,20 @@ from .registry import family_class
 #: covariance C), and the ridge (relative to trace/d) added to a singular data covariance.
 #: κ0 is small (cluster means almost anywhere), which keeps the Occam factor (κ0/(κ0 + n))^(d/2)
 #: of a new cluster strong; the moment-matched κ0 = c/(1 − c) has the better evidence
-#: log p(x, ẑ) but over-splits (league, seed 0: breast cancer K 39 vs 13, digits PCA-20 K 33 vs 13)
+#: log p(x, ẑ) but over-splits (docs/HYPERPARAMETERS.md)
 KAPPA0 = 0.01
 NU0_MINUS_D = 2.0
 COV_FRACTION = 0.1
 RIDGE = 1e-6
 #: the within-cluster fractions the automatic search tries: up to 0.8, and from 0.01 —
 #: with features constant within a cluster (integer pixels) the evidence grows without bound
-#: as c → 0 (raw digits: c = 5e-5, K 117, NMI 0.41 when unbounded)
+#: as c → 0
 MIN_COV_FRACTION, MAX_COV_FRACTION = 0.01, 0.8
 #: a floored family's ceiling of c.  The floor keeps a cluster's covariance from collapsing onto
-#: the grid, and the evidence of coarse data then peaks past 0.8: raw digits' labels score best
-#: near c = 12.8 (full covariance, docs/QUALITY.md), where E[Σ] = 12.8·C with ν0 = d + 2 is a
-#: vague prior on Σ; beyond 0.8 c is searched only with a floor on a column of many levels
-#: (:func:`max_cov_fraction`; the unfloored evidence of standardised wine and breast cancer, and
-#: the floored one of few-level columns, rise towards few clusters there)
+#: the grid, and the evidence of coarse data may then peak past 0.8, where E[Σ] = c·C with
+#: ν0 = d + 2 is a vague prior on Σ; beyond 0.8 c is searched only with a floor on a column of
+#: many levels (:func:`max_cov_fraction`: there the unfloored evidence, and the floored one of
+#: few-level columns, rise towards few clusters)
 FLOORED_MAX_COV_FRACTION = 51.2
 #: the covariance structures: "full" (Normal–Inverse-Wishart) or "diag" (independent
 #: Normal–Gamma per dimension, :class:`~bnpdist.obs.gaussian_diag.DiagGaussian`)
@@ -38,10 +37,9 @@ COVARIANCES = ("full", "diag")
 #: ``covariance`` unset (and Λ0 unset) means "full" up to this many features, "diag" above (and
 #: the automatic search tries both only up to it): a full covariance costs O(d²) per row and
 #: cluster against O(d) (d = 100: 200 s per search candidate on 1,200 rows, whose ADF pass
-#: opened 730 clusters), and it never scored better above d = 30 in our measurements
+#: opened 730 clusters), and it never scored better above d = 30 (docs/QUALITY.md)
 FULL_MAX_D = 50
-#: that bound for a floored family (coarse data): 64 admits 8×8 images (raw digits' 61 varying
-#: pixels score best full and floored, 40–70 CPU s a fit)
+#: that bound for a floored family (coarse data): 64 admits 8×8 images
 FLOORED_FULL_MAX_D = 64
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -121,13 +119,11 @@ def default_kappa0(floor, cov_fraction: float) -> float:
     for a floored family KAPPA0·c/COV_FRACTION at every c.
 
     Below the default c a fixed κ0 = :data:`KAPPA0` would shrink the prior spread of the cluster
-    means E[Σ]/κ0 = c·C/κ0 to 100c·C, a weaker Occam factor (κ0/κ_n)^(d/2) per cluster: the
-    search's small c then split log1p-standardised breast cancer into K 128–152 (NMI 0.26, c
-    0.025–0.05); tied, the spread stays at least the default's 10·C (K 12–14, NMI 0.42–0.44, c
-    0.8).  A floored family ties κ0 above the default c as well: there a fixed κ0 = 0.01 would
-    spread the means over 1,280·C at c = 12.8, an Occam factor per cluster that merged raw digits
-    into K 6, NMI 0.57, where the tied κ0 = 1.28 gives K 8–10, NMI 0.75–0.85 (the unfloored
-    search stops at c = 0.8, where wine and breast cancer keep the fixed κ0's fits)."""
+    means E[Σ]/κ0 = c·C/κ0 to 100c·C, a weaker Occam factor (κ0/κ_n)^(d/2) per cluster, which
+    lets the search's small c over-split; tied, the spread stays at least the default's 10·C.
+    A floored family ties κ0 above the default c as well: there a fixed κ0 = 0.01 would spread
+    the means over 1,280·C at c = 12.8, an Occam factor per cluster that merges clusters
+    (docs/HYPERPARAMETERS.md measures both)."""
     return KAPPA0 * (cov_fraction if is_floored(floor) else min(cov_fraction, COV_FRACTION)) / COV_FRACTION
 
 
@@ -204,8 +200,8 @@ class Gaussian(ObsFamily):
     Coordinates that are (nearly) constant within groups of rows, e.g. integer pixels that are
     mostly 0, let a cluster gain ½ log(σ²_j/σ²_j|cluster) per row, which grows with the
     cluster's size while the prior's weight is fixed: no choice of (κ0, ν0, Λ0) prevents the
-    posterior from clustering on them (raw ``load_digits``: docs/SAMPLERS.md, Benchmarks);
-    the default floor applies to such coarse data (raw digits: NMI 0.59, K 36–37 → 0.77–0.85, K 8–11).
+    posterior from clustering on them (docs/SAMPLERS.md, Benchmarks); the default floor applies
+    to such coarse data (:mod:`bnpdist.obs.quantised`).
     """
 
     name = "Gaussian"

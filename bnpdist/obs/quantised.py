@@ -57,8 +57,7 @@ def binary(gaps, ranges) -> bool:
 #: a column is coarse when its dequantisation variance δ²/12 exceeds COARSE times its variance
 #: (fewer than about 3 steps per standard deviation): an indicator, a Likert item, a few-level code
 #: (q/var ≥ 1/(L² − 1) > COARSE for L ≤ 10 levels spread evenly), or a finer grid whose values
-#: concentrate on a few levels (raw digits: 5 of 61 pixels, mostly 0 with 13–17 levels,
-#: q/var 0.024–0.12).  None of the quality league's other dense sets has one
+#: concentrate on a few levels (integer pixels that are mostly 0)
 COARSE = 0.01
 
 
@@ -85,12 +84,10 @@ def fine_grid(gaps, spans, var) -> bool:
     """Whether some coarse column (:func:`coarse`) has at least :data:`FINE_LEVELS` levels on its
     grid, span_j ≥ (FINE_LEVELS − 1)·δ_j (``spans``: its largest minus smallest value,
     :func:`value_range`; a grid's span is a multiple of δ_j, tested with half a step to spare):
-    raw digits' mostly-0 pixels (13–17 levels, q/var 0.024–0.12), not an indicator, a Likert item
-    or a code of a few levels.  Only then does the floored search raise c past 0.8
-    (:func:`~bnpdist.obs.gaussian.max_cov_fraction`): raw digits' labels score best near c = 12.8,
-    while on few-level columns the floored evidence at large c merges clusters (standardised wine
-    with a binarised column: c 12.8, K 3, NMI 0.566 against 0.719 with c ≤ 0.8; six class-shifted
-    Likert items: K 1 against K 3, NMI 0.535)."""
+    mostly-0 integer pixels, not an indicator, a Likert item or a code of a few levels.  Only then
+    does the floored search raise c past 0.8 (:func:`~bnpdist.obs.gaussian.max_cov_fraction`): on
+    few-level columns the floored evidence at large c merges clusters (docs/QUALITY.md,
+    "Few-level columns")."""
     gaps, spans = (np.asarray(a, dtype=np.float64) for a in (gaps, spans))
     return coarse(np.where(spans > (FINE_LEVELS - 1.5) * gaps, gaps, np.inf), var)
 

@@ -7,9 +7,8 @@ Normal–Inverse-Wishart marginal of a cluster of n rows keeps the factor
 Γ((ν0 + n + 1 − j)/2) · |Λ0|^(−n/2) of that direction (Murphy 2007, §9) uncompensated by any scatter:
 it grows like (n/2) log n, and the log joint of a partition z gains N/2 · H(z) nats per null
 direction when its clusters merge (H the entropy of the cluster sizes), whatever Λ0, its ridge or
-the within-cluster fraction c (make_classification with 5 exactly redundant of 20 features: one
-cluster scores 2,850 nats above the 4 true classes; a dequantisation floor in those directions
-still charges about 100 nats per cluster and direction).  The density of such data is a density
+the within-cluster fraction c (a dequantisation floor in those directions still charges a fixed
+toll per cluster and direction).  The density of such data is a density
 on its affine span, so the Gaussian families are fitted on coordinates of that span: the
 columns that remain when each column that is constant, or an exact linear combination of the
 columns kept before it, is dropped (in column order, so that a user's appended totals column is
@@ -35,9 +34,8 @@ from .gaussian import Gaussian, full_max_d, resolve_floor
 
 #: a column is a linear combination of the columns kept before it when the fraction of its
 #: variance they leave unexplained (1 − R²) is at most SPAN_TOL.  Exact dependence leaves
-#: ~1e-16 (moments about 0 lose about eps·(mean/sd)² to cancellation), while the most nearly
-#: collinear league data leave 1e-4 or more (breast cancer's radius, perimeter and area;
-#: blobs-mixed-d10's random mixing: smallest correlation eigenvalues 1.3e-4 and 1.1e-4)
+#: ~1e-16 (moments about 0 lose about eps·(mean/sd)² to cancellation), while nearly collinear
+#: measured columns (a radius, a perimeter and an area) leave orders of magnitude more
 SPAN_TOL = 1e-8
 #: a column is constant when its variance is at most CONSTANT_TOL times its squared mean (0 for a
 #: column of zeros): a standard deviation below 1e-6 of the mean is below the moments' precision

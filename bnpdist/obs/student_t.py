@@ -32,6 +32,10 @@ from ..kernels import student_t as kern
 from .base import DataSummary, ObsFamily, SuffStats
 from .gaussian import COV_FRACTION, COVARIANCES, Gaussian, _lmvgamma
 
+#: the scales' EM stops when no scale changes by more than SCALE_TOL times the largest, or after
+#: SCALE_ITER iterations
+SCALE_TOL, SCALE_ITER = 1e-6, 30
+
 
 def dense_rows(block) -> np.ndarray:
     """A dense block as the kernels take it: float64, C-contiguous and writeable (their row
@@ -115,6 +119,16 @@ class StudentT(ObsFamily):
         kern.run(kern.accumulate, self._kernels(), self.kernel_hyper(), st, dense_rows(block),
                  np.ascontiguousarray(labels, dtype=np.int64), np.ascontiguousarray(scales, dtype=np.float64))
         return stats
+
+    def partition_stats(self, block, labels) -> SuffStats:
+        """The statistics of any partition ``labels`` (n,) of the rows ``block``, each row's scale at
+        its EM fixed point in its cluster (the evidence of :mod:`bnpdist.algorithms.evidence`)."""
+        X = dense_rows(block)
+        z = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)[1].astype(np.int64)
+        K, u = int(z.max()) + 1 if len(z) else 0, np.ones(len(z))
+        st = self.kernel_state(self.stats_scaled(X, z, u, K), K + 1)
+        kern.run(kern.em_scales, self._kernels(), self.kernel_hyper(), st, X, z, u, K, SCALE_TOL, SCALE_ITER)
+        return self.stats_scaled(X, z, u, K)
 
     def accumulator(self, K: int) -> tuple:
         """(empty statistics of K clusters, a kernel state whose statistics are those arrays and

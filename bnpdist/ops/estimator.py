@@ -72,8 +72,8 @@ class ModelSpec:
         obs = None if self.family is None else BY_CLI[self.family].build(self.obs_params)
         given = _given(**{param: getattr(self, field) for field, param in ESTIMATOR_PARAMS.items()})
         est = BNPMixture(prior=prior, obs=obs, **given)
-        # the fit's own checks (n_iter >= 1, seed >= 0, batch_size, epsilon), before any work
-        est._config(est._given_prior(), resolve_seed(est.random_state), obs)
+        # the fit's own checks (declared constraints, the algorithm, epsilon >= sigma), before any work
+        est._config(est._given_prior(), resolve_seed(est.random_state))
         return est
 
 

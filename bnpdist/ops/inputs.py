@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..data import CorpusError, scan
-from ..data.sources import PARQUET_SUFFIXES, has_magic
+from ..data.locate import PARQUET_SUFFIXES, has_magic
 from .quarantine import FOLDER
 
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..data import CorpusError
-from ..data.sources import VOCAB_FILES
+from ..data.locate import VOCAB_FILES
 from .arrivals import Arrivals, Verdict
 from .assignments import FILE as ASSIGNMENTS, assign, row_ids, write_assignments
 from .inputs import check_sources, list_inputs, open_input

@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 
 from ..data.atomic import tmp_beside
-from ..data.sources import has_magic
+from ..data.locate import has_magic
 from .manifest import NAME as MANIFEST, Manifest
 
 #: the entries of a model folder written by ``fit`` (anything else makes it not a model folder)

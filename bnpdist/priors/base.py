@@ -36,11 +36,20 @@ class Prior(Params, ABC):
     def log_new_weight(self, U: float = 0.0) -> float:
         """log of the unnormalised new-cluster weight, log mass (U + tau)^sigma."""
 
+    def cluster_weights(self, n) -> np.ndarray:
+        """The NRM weights of existing clusters of sizes ``n`` (K,), unnormalised: max(n_k − σ, 0)
+        (Tank et al. 2015, eq. 5; the numba kernels' :func:`~bnpdist.kernels.scan.log_weight`)."""
+        return np.maximum(np.asarray(n) - self.sigma, 0.0)
+
+    def log_cluster_weights(self, n) -> np.ndarray:
+        """log :meth:`cluster_weights` (−inf for a cluster of size ≤ σ)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.cluster_weights(n))
+
     def log_weights(self, n, U: float = 0.0) -> np.ndarray:
         """Normalised log predictive weights given cluster sizes ``n`` (K,): log w_k ∝
         log max(n_k − σ, 0) for the K clusters and log w_new ∝ log mass (U + τ)^σ, shape (K + 1,)."""
-        with np.errstate(divide="ignore"):
-            lw = np.append(np.log(np.maximum(np.asarray(n) - self.sigma, 0.0)), self.log_new_weight(U))
+        lw = np.append(self.log_cluster_weights(n), self.log_new_weight(U))
         return lw - logsumexp(lw)
 
     @abstractmethod

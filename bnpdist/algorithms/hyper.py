@@ -10,25 +10,21 @@ these criteria:
 
 * **evidence** (Gaussian families): the log joint log p(x, ẑ) of the subsample and the partition
   ẑ of one ADF pass over it (ẑ = the final E-step's labels) — a lower bound on the marginal
-  likelihood p(x) of the hyperparameters (type-II maximum likelihood).  Scoring after the ADF
-  pass plus 1, 2 or 9 EP passes chose the same values on the quality league's dense sets
-  (seeds 0–2; NMI within 0.05, K within 6 of each other) at 1.4–4× the cost.  (The variational
-  :func:`bound` after the one pass misled: the entropy of an unconverged ADF state chose diag
-  c 0.2 on digits PCA-30 seed 1, where this criterion chooses full c 0.8: K 22, NMI 0.754
-  against K 15, 0.843.)  Candidates
+  likelihood p(x) of the hyperparameters (type-II maximum likelihood).  More EP passes before
+  scoring cost more without changing the choice, and the variational bound of an unconverged
+  ADF state is dominated by its entropy (docs/HYPERPARAMETERS.md).  Candidates
   within :data:`TIE_NATS` of the best tie (a log Bayes factor below 3, "positive" at most on the
-  scale of Kass & Raftery 1995).  The held-out density after one ADF pass (below) preferred
-  over-split models on dense data (make_blobs K 7–38, iris K 16) and cannot compare the
-  covariance structures, whose evidence can.  The one-pass score can point far from where the
+  scale of Kass & Raftery 1995).  The held-out density of one ADF pass favours over-split dense
+  models (a wider cluster predicts a held-out row no worse) and cannot compare the covariance
+  structures, whose evidence can.  The one-pass score can point far from where the
   full fit (EP, split rounds, row moves) ends, so ``BNPMixture`` (EP) also fits the chosen θ's
   :func:`_neighbours` (``record["neighbours"]``) on all the rows and keeps the final fit of
-  highest bound when it leads by more than :data:`TIE_NATS` (``BNPMixture._choose_by_fit``).
+  highest bound when it leads by more than :data:`TIE_NATS` (the "neighbours" stage, :mod:`bnpdist.algorithms.stages.neighbours`).
 * **held-out** (count families): the mean held-out log predictive per row of **one ADF pass**,
   cross-fitted over :data:`FOLDS` folds (ADF on the other folds, scored on the fold, so every row
   of the subsample is held out once); a candidate ties with the best when the best's mean paired
-  gain over the held-out rows is within :data:`SE_RULE` standard errors (with a fixed relative
-  tolerance instead, noise pulled a up to 8–16 on make_blobs and one-pass ADF on the full data
-  then opened 50–125 clusters).
+  gain over the held-out rows is within :data:`SE_RULE` standard errors (the one-standard-error
+  rule of Breiman et al. 1984: a fixed relative tolerance follows noise).
 * **fitted evidence** (``BNPHMM``, every family): the log joint of each candidate's own fit of
   all the sequences (:func:`search_hmm`).
 
@@ -66,22 +62,20 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.special import entr, logsumexp
+from scipy.special import logsumexp
 
-from .data.blocks import concat_rows, n_rows, take_rows
-from .distributed import LocalEngine
-from .algorithms import heavy_tails
-from .algorithms.refine import stats_log_joint
-from .algorithms.variational import VariationalRun, check_epsilon
-from .obs.gaussian import MIN_COV_FRACTION, max_cov_fraction
-from .obs.multinomial import CORPUS_DOCS
-from .priors import DP, NGGP
+from ..data.blocks import concat_rows, n_rows, take_rows
+from .evidence import TIE_NATS, block_stats, log_joint
+from .variational import adf_stream, check_epsilon
+from ..obs.gaussian import MIN_COV_FRACTION, max_cov_fraction
+from ..obs.multinomial import CORPUS_DOCS
+from ..priors import DP, NGGP
 
 #: subsample size m = clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE) for n rows.  A candidate's
 #: cross-fit visits each subsample row about once in ADF and once in scoring, and a search tries
 #: about BUDGET candidates, so for n ≥ BUDGET·MIN_SUBSAMPLE the search visits about as many rows
 #: as one ADF pass over the data (larger data get a larger, less noisy subsample); below that
-#: the floor fixes its absolute cost (a 500-row floor let one-pass ADF miss make_blobs seed 2)
+#: the floor fixes its absolute cost and keeps the score's noise below the tie
 SUBSAMPLE, MIN_SUBSAMPLE, BUDGET = 2000, 1000, 25
 #: folds of the cross-fit (every row of the subsample held out once)
 FOLDS = 2
@@ -93,27 +87,21 @@ TAU = 1.0
 #: count data (bag-of-words): σ ties go to the value nearest COUNT_SIGMA, not to the DP (the search
 #: still starts from DP(1)).  Word and cluster frequencies of text follow power laws, which σ > 0
 #: gives the cluster sizes (Goldwater, Griffiths & Johnson 2006; Teh 2006); the held-out score
-#: rarely separates the discounts.  League text sets, seeds 0-2: news seed 1 NMI 0.337 -> 0.347,
-#: nyt-like seed 2 0.998 -> 0.999, the others within 0.005; ties to 0.5 cost digits-words 0.03-0.05
-#: NMI and opened K = 58 clusters in the digits demo (K = 18 at 0.25, 10 at 0)
+#: rarely separates the discounts, so ties go to a moderate σ (docs/HYPERPARAMETERS.md measures it)
 COUNT_SIGMA = 0.25
 #: bag-of-words, ``obs=None``: each Pólya concentration s (:data:`~bnpdist.obs.multinomial.S_VALUES`)
 #: is tried with β·4^k for k in BURST_BETA
 BURST_BETA = (0, 1, 2)
 #: bag-of-words with the family free: grid positions allowed (log2 steps from the start; None:
 #: unbounded).  β stays within ×1..×4 of its start: below it the held-out score follows one
-#: document's rare words to clusters of one (news: β = L gives K = 990 of 2,000, median size 1),
-#: above it the score of short documents keeps rising towards one cluster (tweets of 6 tokens:
-#: β → 2,000 L, K = 1–6, NMI 0.01); the mass a at or below 16 (the score keeps rising with a as
-#: f_0, the corpus background, gets more weight, while ADF opens a cluster for nearly every
-#: document: K = 2,396 of 3,000 tweets at a = 256)
+#: document's rare words to clusters of one, above it the score of short documents keeps rising
+#: towards one cluster; the mass a at or below 16 (the score keeps rising with a as f_0, the
+#: corpus background, gets more weight, while ADF opens a cluster for nearly every document)
 TEXT_RANGES = {"obs.beta": (0, 2), "prior.a": (None, 4)}
 #: a candidate ties with the best when the best's mean paired gain over the held-out rows is at
 #: most SE_RULE standard errors (+ TOL·|best|); ties are won by the candidate nearest the defaults
 #: (the one-standard-error rule: flat or noisy directions are not followed)
 SE_RULE, TOL = 2.0, 1e-4
-#: evidence criterion: a candidate within TIE_NATS of the best log joint ties with it
-TIE_NATS = 3.0
 #: pass_id of the subsampling map (partition seeds apart from the fitting passes)
 SUBSAMPLE_PASS = 1 << 20
 
@@ -154,88 +142,31 @@ def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
 def _heldout(block, seed, family, prior, values, opts):
     """One candidate, cross-fitted: for each fold, ADF on the other rows, scored on the fold;
     the held-out log predictive of every row of the folds, in fold order."""
-    folds, epsilon, merge_threshold, fit_seed = opts
+    folds, epsilon, merge_threshold = opts
     family, prior = build(family, prior, values)
     eps = check_epsilon(epsilon, prior.sigma, family)
     n, out = n_rows(block), []
     for test_idx in folds:
         train_idx = np.setdiff1d(np.arange(n), test_idx)
-        engine = LocalEngine()
-        run = VariationalRun(engine, engine.partitions(take_rows(block, train_idx)), family, prior,
-                             epsilon=eps, merge_threshold=merge_threshold, seed=fit_seed)
-        for _ in run.adf():
-            pass
-        out.append(heldout_rows(family, prior, run.state.stats, run.state.U, take_rows(block, test_idx)))
+        state = _adf_state(family, prior, take_rows(block, train_idx), eps, merge_threshold)
+        out.append(heldout_rows(family, prior, state.stats, state.U, take_rows(block, test_idx)))
     return np.concatenate(out)
 
 
-def log_joint(family, prior, stats, block) -> float:
-    """log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) of a block and its labels ẑ_i = argmax_k
-    max(n_k − σ, 0) f_k(x_i) under fitted ``stats`` (the final E-step; p(ẑ) the prior's EPPF)."""
-    with np.errstate(divide="ignore"):
-        lw = np.log(np.maximum(stats.n - prior.sigma, 0.0))
-    return partition_log_joint(family, prior, block, np.argmax(family.log_predictive(block, stats) + lw, axis=1))
-
-
-def e_step_terms(family, prior, stats, block) -> tuple:
-    """(statistics of q, H[q]) of a block's soft final E-step under fitted ``stats``:
-    q_ik ∝ max(n_k − σ, 0) f_k(x_i) over the existing clusters, H[q] = −Σ_i Σ_k q_ik log q_ik."""
-    with np.errstate(divide="ignore"):
-        lp = family.log_predictive(block, stats) + np.log(np.maximum(stats.n - prior.sigma, 0.0))
-    q = np.exp(lp - logsumexp(lp, axis=1, keepdims=True))
-    return family.stats(block, q), float(entr(q).sum())
-
-
-def add_terms(a: tuple, b: tuple) -> tuple:
-    """Two partitions' :func:`e_step_terms` summed."""
-    return a[0] + b[0], a[1] + b[1]
-
-
-def bound(family, prior, terms: tuple) -> float:
-    """The variational bound of a soft partition q from its :func:`e_step_terms` (S, H):
-
-        B = Σ_k log p(x_k | S_k) + log EPPF(n_k) + H[q]
-
-    the family's marginal of the soft statistics S_k = Σ_i q_ik T(x_i), the prior's EPPF of their
-    counts, and the entropy of the assignments (Blei & Jordan 2006; Hughes & Sudderth 2013).
-    For a hard q it is the log joint log p(x, ẑ) (:func:`partition_log_joint`); on clusters
-    that share rows the entropy gives back what the EPPF charges for the split, N·H(n_k/N) when
-    two copies of one cluster share every row ½ : ½, which the hard log joint never does.
-    ``BNPMixture._choose_by_fit`` compares the final fits by it."""
-    S, H = terms
-    S = S.take(S.n > max(prior.sigma, 0.0))
-    return float(family.log_marginal(S).sum() + prior.log_eppf(S.n) + H)
-
-
-def partition_log_joint(family, prior, block, labels) -> float:
-    """log p(x, z) = Σ_k log p(x_k) + log p(z) of a block and any partition ``labels`` (n,)
-    integers ≥ 0 (gaps allowed): the family's marginal of each block of rows, the prior's EPPF of
-    their sizes (the unnormalised partition posterior of :func:`bnpdist.exact.exact_posterior`);
-    Student-t clusters: their Laplace-integrated S(z) with the rows' scales fitted
-    (:func:`bnpdist.algorithms.heavy_tails.partition_log_joint`)."""
-    if family.name == "StudentT":
-        return heavy_tails.partition_log_joint(family, prior, block, labels)
-    return stats_log_joint(family, prior, _hard(family, block, labels))
-
-
-def _hard(family, block, labels):
-    """The statistics of the non-empty blocks of rows of a partition ``labels``."""
-    labels = np.asarray(labels, dtype=np.int64)
-    hard = family.stats_hard(block, labels, int(labels.max()) + 1 if len(labels) else 0)
-    return hard.take(hard.n > 0)
+def _adf_state(family, prior, block, epsilon: float, merge_threshold):
+    """The state after one ADF pass over ``block`` in row order (the single-stream run
+    :func:`~bnpdist.algorithms.variational.adf_stream`, inside a candidate's task)."""
+    for _, state, _ in adf_stream(family, prior, block, epsilon=epsilon, merge_threshold=merge_threshold):
+        pass
+    return state
 
 
 def _evidence(block, seed, family, prior, values, opts):
     """One candidate: one ADF pass over the block, then :func:`log_joint`."""
-    template, summary, epsilon, merge_threshold, fit_seed = opts
+    template, summary, epsilon, merge_threshold = opts
     family, prior = build(family, prior, values, template, summary)
-    engine = LocalEngine()
-    run = VariationalRun(engine, engine.partitions(block), family, prior,
-                         epsilon=check_epsilon(epsilon, prior.sigma, family),
-                         merge_threshold=merge_threshold, seed=fit_seed)
-    for _ in run.adf():
-        pass
-    return log_joint(family, prior, run.state.stats, block)
+    state = _adf_state(family, prior, block, check_epsilon(epsilon, prior.sigma, family), merge_threshold)
+    return log_joint(family, prior, state.stats, block)
 
 
 def _fitted_evidence(block, seed, family, prior, values, opts):
@@ -244,7 +175,7 @@ def _fitted_evidence(block, seed, family, prior, values, opts):
     template, summary, fit_labels, log_prior = opts
     family, _ = build(family, prior, values, template, summary)
     labels = fit_labels(family)
-    return float(family.log_marginal(_hard(family, block, labels)).sum()) + log_prior(labels)
+    return float(family.log_marginal(block_stats(family, block, labels)).sum()) + log_prior(labels)
 
 
 def _sample_rows(block, seed, p):
@@ -277,7 +208,7 @@ def _key(pos: dict) -> tuple:
 class _Search:
     """Cached candidate scores; grids evaluated as one batch of engine tasks."""
 
-    def __init__(self, engine, sub, family, prior, start: dict, *, epsilon, merge_threshold, seed,
+    def __init__(self, engine, sub, family, prior, start: dict, *, epsilon, merge_threshold,
                  evidence: bool, template=None, summary=None, fitted=None):
         self.engine, self.family, self.prior, self.start = engine, family, prior, start
         self.max_c = max_cov_fraction(getattr(family, "floor", None), summary)
@@ -287,10 +218,10 @@ class _Search:
         if fitted is not None:
             self.fn, self.opts, self.n_train = _fitted_evidence, (template, summary, *fitted[1:]), n
         elif evidence:
-            self.fn, self.opts, self.n_train = _evidence, (template, summary, epsilon, merge_threshold, seed), n
+            self.fn, self.opts, self.n_train = _evidence, (template, summary, epsilon, merge_threshold), n
         else:
             folds = np.array_split(np.arange(n), FOLDS)     # contiguous: the subsample is shuffled
-            self.fn, self.opts = _heldout, (folds, epsilon, merge_threshold, seed)
+            self.fn, self.opts = _heldout, (folds, epsilon, merge_threshold)
             self.n_train = n - max(len(f) for f in folds)
         self.rows: dict = {}         # _key(grid position) -> held-out log predictive per row
         self.scores: dict = {}       # _key(grid position) -> log joint, or the rows' mean
@@ -423,7 +354,7 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     if not free:
         return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0, "cpu_seconds": 0.0}
     sub = subsample(engine, data, seed, evidence) if fitted is None else fitted[0]
-    s = _Search(engine, sub, family, prior, free, epsilon=epsilon, merge_threshold=merge_threshold, seed=seed,
+    s = _Search(engine, sub, family, prior, free, epsilon=epsilon, merge_threshold=merge_threshold,
                 evidence=evidence, template=template, summary=summary, fitted=fitted)
     pos = {k: 0 for k in free}
     default = s.best([pos])
@@ -445,7 +376,7 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
     return family, prior, record
 
 
-def search_hmm(block, obs_user, family, prior_user, seed: int, fit_labels, log_prior, summary=None):
+def search_hmm(engine, block, obs_user, family, prior_user, seed: int, fit_labels, log_prior, summary=None):
     """``BNPHMM(hyperparameters="auto")``: the emission prior's unset values by :func:`search`,
     each candidate scored by the evidence log p(x | ẑ) + log p(ẑ) of its own fit: ẑ =
     ``fit_labels(family)``, the labels of the ``BNPHMM`` fit with that family (hyperparameters
@@ -461,7 +392,7 @@ def search_hmm(block, obs_user, family, prior_user, seed: int, fit_labels, log_p
     free = free_coordinates(obs_user, family, prior_user)
     free.pop("prior.sigma", None)
     free.pop("prior.a", None)
-    family, _, record = search(LocalEngine(), None, family, DP(1.0), free, epsilon=None, merge_threshold=0.0,
+    family, _, record = search(engine, None, family, DP(1.0), free, epsilon=None, merge_threshold=0.0,
                                seed=seed, template=obs_user, summary=summary,
                                fitted=(block, fit_labels, log_prior))
     return family, record

@@ -1,4 +1,4 @@
-"""Resolving a corpus source to Parquet files, and reading its vocabulary sidecar.
+"""Locating a corpus source: the Parquet files a path, URL, folder or glob names, and its vocabulary sidecar.
 
 A source is a local path or fsspec URL (``s3://``, ``gs://``, ``file://``, ``memory://``...)
 naming a file, a directory (every ``*.parquet``/``*.pq``/``*.parq`` below it, skipping names

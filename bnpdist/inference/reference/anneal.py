@@ -1,4 +1,5 @@
-"""Subsample annealing and its two baselines at equal cost (Obermeyer et al. 2014).
+"""Subsample annealing and its two baselines at equal cost (Obermeyer et al. 2014), on one block:
+the reference of the partitioned ``"anneal"`` sampler (:mod:`bnpdist.algorithms.anneal`).
 
 All three strategies are decoupled collapsed Gibbs steps on a subsample S of the rows — remove a
 uniform row of S, assign a uniform row outside S (the removed one included) given the others
@@ -24,9 +25,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..data.blocks import as_block, n_rows
-from .gibbs import CollapsedState, check_hyper, drive, initial_state, initial_u, snapshots, subsample_steps
-from .snapshot import Snapshot
+from ...data.blocks import as_block, n_rows
+from ..gibbs import CollapsedState, drive, initial_state, initial_u, subsample_steps
+from ..snapshot import Snapshot
+from .gibbs import check_hyper, snapshots
 
 STRATEGIES = ("prior+gibbs", "sequential+gibbs", "anneal")
 
@@ -36,7 +38,7 @@ def run_anneal(block, family, prior, *, n_iter: int, strategy: str = "anneal",
                ) -> Iterator[Snapshot]:
     """One of :data:`STRATEGIES` on one in-memory block; one Snapshot per N assignments.
 
-    Parameters are those of :func:`bnpdist.inference.gibbs.run_gibbs`; ``n_iter`` is the cost
+    Parameters are those of :func:`bnpdist.inference.reference.gibbs.run_gibbs`; ``n_iter`` is the cost
     in sweeps (N assignments each).  ``"anneal"`` anneals over T = ``anneal_sweeps`` of them
     (default: all), then continues with random-scan Gibbs on all rows (the churn step with
     S = all rows).  ``Snapshot.info["subsample"]`` is |S|.

@@ -1,0 +1,88 @@
+"""Stage "neighbours": the search scores each candidate θ after one ADF pass over a subsample,
+but the fit (EP, split rounds, row moves over all the rows) can end far from where that pass
+pointed.  So the search's neighbours of the chosen θ (``hyper_search_["neighbours"]``: c/2 and
+2c of the within-cluster fraction, the other covariance structure at c) are fitted too, each
+scored by the variational bound of its final state (:func:`~bnpdist.algorithms.evidence.bound`),
+and the best replaces the chosen fit when it leads by more than
+:data:`~bnpdist.algorithms.evidence.TIE_NATS` (type-II maximum likelihood over the fits, with
+Kass & Raftery 1995's tie).  When the kept neighbour differs from the chosen θ in c alone, the
+fits walk on in that direction (×2 or ½, inside the search's range
+``hyper_search_["cov_fraction_range"]``) until :data:`WALK_PATIENCE` fits in a row fail to lead
+the best by more than the tie: the bound need not be monotone in c.  The bound, not the hard
+log joint: on clusters that share rows the hard partition's prior charges N·H(n_k/N) with
+nothing back, which the bound's entropy gives back.  The record's ``chosen`` becomes the kept
+fit's θ (``search_choice``: the search's) and ``refits`` lists each fit's θ and bound.
+"""
+from __future__ import annotations
+
+from ..evidence import TIE_NATS, add_terms, bound
+from ..hyper import build
+from ..partition_tasks import e_step_part
+from . import fit, moves, splits
+from .state import hard_labels
+
+#: the walk in c stops after this many fits in a row that do not lead the best by more than the tie
+WALK_PATIENCE = 2
+#: what a fit sets on the estimator (restored when an earlier fit is kept)
+FITTED = ("stats_", "U_", "ek_", "n_iter_", "n_rows_seen_", "prior_", "obs_", "n_features_in_", "history_")
+
+
+def applies(est, s) -> bool:
+    return s.resolved is not None and est.algorithm == "ep" and bool((est.hyper_search_ or {}).get("neighbours"))
+
+
+def fraction_step(chosen: dict, kept: dict) -> float | None:
+    """The factor (2 or ½) from the search's ``chosen`` θ to a neighbour ``kept`` that differs
+    from it in the within-cluster fraction c alone; None otherwise."""
+    if kept == chosen or "obs.cov_fraction" not in chosen:
+        return None
+    same = all(kept.get(k) == v for k, v in chosen.items() if k != "obs.cov_fraction")
+    return kept["obs.cov_fraction"] / chosen["obs.cov_fraction"] if same else None
+
+
+def soft_bound(est, s) -> float:
+    """The variational bound of the fitted state's soft E-step over the rows."""
+    terms = s.engine.reduce(s.engine.map(e_step_part, s.data, est.obs_, est.prior_, est.stats_, key="e-step"),
+                            add_terms)
+    return bound(est.obs_, est.prior_, terms)
+
+
+def _scored(est, s, values) -> tuple:
+    labels = hard_labels(est, s) if s.labels is None else s.labels
+    return soft_bound(est, s), values, {k: est.__dict__[k] for k in FITTED}, s.snap, labels
+
+
+def run(est, s):
+    rec = est.hyper_search_
+    fits = [_scored(est, s, rec["chosen"])]
+    prior0, family0, summary = s.resolved
+
+    def refit(values):
+        s.family, s.prior = build(family0, prior0, values, est.obs, summary)
+        yield from fit.drive(est, s)
+        for name, stage in (("splits", splits), ("moves", moves)):
+            if name in s.stages and stage.applies(est, s):
+                yield from stage.run(est, s)
+        fits.append(_scored(est, s, values))
+        return fits[-1]
+
+    for values in rec["neighbours"]:
+        yield from refit({**rec["chosen"], **values})
+    lead = max(fits[1:], key=lambda f: f[0])
+    best = lead if lead[0] > fits[0][0] + TIE_NATS else fits[0]
+    step = fraction_step(rec["chosen"], best[1])
+    lo, hi = rec.get("cov_fraction_range") or (0.0, 0.0)
+    at, misses = best[1], 0
+    while step is not None and lo * (1 - 1e-9) <= at["obs.cov_fraction"] * step <= hi * (1 + 1e-9):
+        at = {**at, "obs.cov_fraction": at["obs.cov_fraction"] * step}
+        nxt = yield from refit(at)
+        if nxt[0] > best[0] + TIE_NATS:
+            best, misses = nxt, 0
+        else:
+            misses += 1
+            if misses == WALK_PATIENCE:
+                break
+    rec.update(search_choice=rec["chosen"], chosen=best[1], refits=[{"values": f[1], "bound": f[0]} for f in fits])
+    est.__dict__.update(best[2])
+    s.snap, s.labels, s.prior, s.family = best[3], best[4], est.prior_, est.obs_
+    yield s.snap        # the kept fit's last state (the neighbours' fits were yielded after it)
