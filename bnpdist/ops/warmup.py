@@ -5,8 +5,9 @@ to its source) and a later process loads it instead of compiling it again.  A fi
 process otherwise compiles some 50 kernels (half a minute of CPU).  :func:`warmup` runs what the
 jobs run — a default fit (``fit``, ``recluster``), ``predict`` and an ADF ``partial_fit``
 (``stream``) — on tiny data of each kind the default pipeline serves (dense rows, 0/1 rows and
-word counts), so that the kernels are compiled for the same argument types as the jobs' (the types,
-not the sizes, select a compiled version) and stored where the jobs' processes look.
+word counts), and again with each family a default fit may end with on other data forced
+(:func:`_families`), so that the kernels are compiled for the same argument types as the jobs'
+(the types, not the sizes, select a compiled version) and stored where the jobs' processes look.
 """
 from __future__ import annotations
 
@@ -51,18 +52,27 @@ def _documents(seed: int) -> list:
     return [make_nyt_like(300, vocab_size=200, n_clusters=5, seed=seed)[0]]
 
 
+def _families(kind: str) -> list:
+    """``obs`` of the fits of ``kind`` besides the default (None): the families a default fit
+    may end with but did not on this data (each family's state types select its versions)."""
+    from ..obs import Polya, StudentT
+    return {"dense": [None, StudentT(covariance="full"), StudentT(covariance="diag")],
+            "binary": [None], "documents": [None, Polya()]}[kind]
+
+
 #: the data kinds warmed up, each with the maker of its data sets
 KINDS = {"dense": _dense, "binary": _binary, "documents": _documents}
 
 
-def _jobs(X, seed: int) -> None:
-    """A default fit, its predict, and an ADF partial_fit: the kernels of every job (the fits'
-    warnings, e.g. about EP's tolerance on this tiny data, are not the user's concern)."""
+def _jobs(X, seed: int, obs=None) -> None:
+    """A default fit (of family ``obs`` if given), its predict, and an ADF partial_fit: the
+    kernels of every job (the fits' warnings, e.g. about EP's tolerance on this tiny data, are
+    not the user's concern)."""
     from ..mixture import BNPMixture
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        BNPMixture(random_state=seed).fit(X).predict(X)
-        BNPMixture(algorithm="adf", random_state=seed).partial_fit(X)
+        BNPMixture(obs=obs, random_state=seed).fit(X).predict(X)
+        BNPMixture(obs=obs, algorithm="adf", random_state=seed).partial_fit(X)
 
 
 def dispatchers() -> list:
@@ -98,7 +108,8 @@ def warmup(kinds=tuple(KINDS), *, seed: int = 0, progress=lambda it, total=None:
         c0, l0 = counts()
         t0 = time.process_time()
         for X in KINDS[kind](seed):
-            _jobs(X, seed)
+            for obs in _families(kind):
+                _jobs(X, seed, obs)
         c1, l1 = counts()
         steps.append(Step(kind, c1 - c0, l1 - l0, time.process_time() - t0))
     return steps
