@@ -601,6 +601,25 @@ def bench(what, n_docs, out, quick, sets, estimators, seeds, n_jobs, fit_cpu_lim
         click.echo(f"\nwrote {md} and {js}")
 
 
+@cli.command(context_settings=CONTEXT)
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(["dense", "binary", "documents"]),
+              help="Data kind to warm up (repeatable).  [default: every kind]")
+def warmup(kinds):
+    """Compile the numba kernels of fit, predict, stream and recluster into the cache.
+
+    Runs them on tiny data of each kind in this process; the compiled kernels go to
+    $NUMBA_CACHE_DIR (else next to the sources), where later jobs load them instead of
+    compiling them again.  Run it where the jobs' processes will run (image build, job start).
+    """
+    from .ops.warmup import KINDS, cache_dir, warmup as run
+    steps = run(kinds or tuple(KINDS), progress=progress("warmup", "kind"))
+    for s in steps:
+        click.echo(f"{s.name}: {s.compiled} kernel versions compiled, {s.loaded} loaded from the cache "
+                   f"({s.seconds:.1f} CPU s)")
+    click.echo(f"total: {sum(s.compiled for s in steps)} compiled, {sum(s.loaded for s in steps)} "
+               f"loaded; cache: {cache_dir()}")
+
+
 def main():
     """Console-script entry point."""
     cli(prog_name="bnpdist")

@@ -141,7 +141,7 @@ def score_row(xa, xb, hyper, state, nslots, out):
         if tot[k] > tmax:
             tmax = tot[k]
     rows = np.empty(m, dtype=np.int64)
-    nr = nf = 0
+    nr = nf = np.int64(0)   # not the literal 0: one compiled _add_rows
     length = bmax = 0.0
     for j in range(m):
         c = xb[j]

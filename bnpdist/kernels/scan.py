@@ -291,7 +291,7 @@ def _ep_scan(log_pred_row, add_row, get_row, xa, xb, indptr, rows, hyper, state,
         log_pred_row(x1, x2, hyper, state, K, lp)
         nk, opened, q_new = assign(lp, lw, K, log_new, eps_open, drop, L, q, keep)
         if opened:
-            own, best = -1, 0.0
+            own, best = np.int64(-1), 0.0   # not the literal −1: one compiled reopen
             for t in range(L):
                 k = resp_idx[r, t]
                 if k >= 0 and nvec[k] < eps and resp_val[r, t] > best:

@@ -50,10 +50,11 @@ def main():
     from dask_jobqueue import SLURMCluster
     tls = {k: str(v) for k, v in credentials(a.certs).items()}
     scratch = os.environ.get("TMPDIR", "/tmp")
+    numba_cache = os.environ.get("NUMBA_CACHE_DIR", f"{scratch}/numba-cache")   # the driver's
     with SLURMCluster(cores=a.cores, processes=1, memory=a.memory, walltime=a.walltime,
                       queue=a.queue, local_directory=scratch, protocol="tls://",
                       security=tls_security(tls["ca"], tls["cert"], tls["key"]),
-                      job_script_prologue=[f"export NUMBA_CACHE_DIR={scratch}/numba-cache",
+                      job_script_prologue=[f"export NUMBA_CACHE_DIR={numba_cache}",
                                            "export OMP_NUM_THREADS=1"]) as cluster:
         cluster.scale(jobs=a.jobs)
         wait = [] if "--worker-timeout" in args else ["--worker-timeout", "3600"]   # queued jobs
