@@ -9,6 +9,7 @@
 - ``"memory"``: an ndarray, a scipy sparse matrix, a :class:`~bnpdist.data.blocks.CSRBlock`, or
   nested lists of numbers;
 - ``"dask"``: a dask collection (partitioned by the engine's Dask side, one piece per row chunk);
+- ``"spark"``: a Spark DataFrame (partitioned by the Spark engine, :mod:`bnpdist.distributed.frames`);
 - ``"other"``: anything else (already partitioned data, a DataFrame before validation).
 
 A :class:`Source` is rows in pieces in a fixed order: the (file, row group)s of a Parquet
@@ -32,7 +33,7 @@ from .blocks import Block, CSRBlock, as_block, checked_block, n_rows, nbytes, sp
 from .parquet import read_labels, read_piece, scan
 from .schema import Corpus
 
-PARQUET, SEQUENCES, MEMORY, DASK, OTHER = "parquet", "sequences", "memory", "dask", "other"
+PARQUET, SEQUENCES, MEMORY, DASK, SPARK, OTHER = "parquet", "sequences", "memory", "dask", "spark", "other"
 
 
 def _is_address(x) -> bool:
@@ -54,6 +55,8 @@ def kind_of(x) -> str:
         return MEMORY
     if callable(getattr(x, "__dask_graph__", None)) and x.__dask_graph__() is not None:
         return DASK
+    if type(x).__module__.startswith("pyspark.sql") and hasattr(x, "sparkSession"):
+        return SPARK
     return OTHER
 
 
@@ -162,6 +165,8 @@ def as_source(x, *, n_partitions: int | None = None, bounds=None, piece_bytes: i
         return ParquetSource(x if isinstance(x, Corpus) else scan(x))
     if kind_of(x) == DASK:
         raise TypeError("a dask collection is partitioned by a DaskEngine (one piece per row chunk)")
+    if kind_of(x) == SPARK:
+        raise TypeError("a Spark DataFrame is partitioned by a SparkEngine")
     if kind_of(x) == OTHER:
         raise TypeError(f"cannot partition a {type(x).__name__}")
     return ArraySource.of(x, n_partitions, bounds, piece_bytes)
