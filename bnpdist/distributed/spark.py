@@ -121,24 +121,29 @@ def _pieces_of(read, sources: list):
     return partition
 
 
-def spark_session(master: str, *, app_name: str = "bnpdist", ui: bool = False, conf: dict | None = None):
-    """A Spark session on ``master`` (``local[2]``, ``spark://host:7077``, ``yarn``) whose
+def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: bool = False, conf: dict | None = None):
+    """A Spark session on ``master`` (``local[2]``, ``spark://host:7077``, ``yarn``; None: the
+    one spark-submit configured, else ``local[*]``) whose
     executors run this Python (``spark.pyspark.python``) with one BLAS thread and this
     process's ``NUMBA_CACHE_DIR``; a local master binds the driver to 127.0.0.1; the web UI
-    only with ``ui``; results of any size may come back to the driver."""
+    only with ``ui``; results of any size may come back to the driver.  Settings spark-submit
+    gave are kept; ``conf`` overrides any."""
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
+    given = SparkConf()                 # spark-submit's settings: kept, ours only fill gaps
+    master = master or given.get("spark.master", "local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     env = dict(WORKER_ENV)
     if os.environ.get("NUMBA_CACHE_DIR"):
         env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
-    settings = {"spark.pyspark.python": sys.executable, "spark.ui.enabled": str(bool(ui)).lower(),
+    settings = {"spark.pyspark.python": os.environ["PYSPARK_PYTHON"], "spark.ui.enabled": str(bool(ui)).lower(),
                 "spark.driver.maxResultSize": "0", "spark.python.worker.reuse": "true",
                 "spark.ui.showConsoleProgress": "false",
                 **{f"spark.executorEnv.{k}": v for k, v in env.items()}}
     if master.startswith("local"):
         settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     builder = SparkSession.builder.master(master).appName(app_name)
-    for k, v in {**settings, **(conf or {})}.items():
+    for k, v in {**{k: v for k, v in settings.items() if not given.contains(k)}, **(conf or {})}.items():
         builder = builder.config(k, v)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
@@ -151,7 +156,8 @@ class SparkEngine(Engine):
     Parameters
     ----------
     session : an existing ``SparkSession`` (used as is, never stopped here)
-    master : a master URL to start a session on (:func:`spark_session`); one of the two
+    master : a master URL to start a session on (:func:`spark_session`); neither: the
+        master spark-submit configured, else ``local[*]``
     out_of_core : a folder seen at this path by the driver and every executor: Parquet pieces
         are read again by every task and parked results are files there
         (:mod:`bnpdist.distributed.ondisk`); None: pieces are persisted on the executors
@@ -160,9 +166,13 @@ class SparkEngine(Engine):
 
     def __init__(self, session=None, master: str | None = None, *,
                  out_of_core: str | os.PathLike | None = None, ui: bool = False):
-        if (session is None) == (master is None):
-            raise ValueError("give either a SparkSession or a master URL")
-        from pyspark import SparkContext
+        if session is not None and master is not None:
+            raise ValueError("give either a SparkSession or a master URL, not both")
+        try:
+            from pyspark import SparkContext
+        except ImportError:
+            raise ImportError("the Spark engine needs pyspark and a Java 17 runtime: "
+                              "pip install 'bnpdist[spark]'") from None
         self._own = session is None and SparkContext._active_spark_context is None
         self.session = session if session is not None else spark_session(master, ui=ui)
         self.sc = self.session.sparkContext
