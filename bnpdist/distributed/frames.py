@@ -3,7 +3,7 @@
 The DataFrame has the columns of a Parquet corpus (the README's input format): bag-of-words ``doc_id``,
 ``token_ids``, ``counts``; dense ``id`` and ``features`` or numeric columns.  Its schema is
 checked as a Parquet file's (:func:`~bnpdist.data.schema.layout`), its rows are ordered by id
-and cut as an in-memory matrix of those rows is (:meth:`~bnpdist.data.source.ArraySource.of`:
+and cut as an in-memory matrix of those rows is (:func:`~bnpdist.data.source.row_bounds`:
 ``bounds``, ``n_partitions`` equal row ranges, else blocks of about ``piece_bytes``), and each
 piece is built and checked on an executor by the Parquet reader's row code
 (:func:`~bnpdist.data.parquet.table_block`; a bad value is named by column, piece and row).
@@ -11,31 +11,16 @@ A bag-of-words frame's vocabulary size is ``vocab_size`` or 1 + its largest toke
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyarrow as pa
 
 from ..data.parquet import table_block
 from ..data.rows import Where
-from ..data.schema import COUNTS, DOC_ID, FEATURES, ID, TOKENS, Corpus, layout
+from ..data.schema import DOC_ID, FEATURES, ID, TOKENS, Corpus, layout
+from ..data.source import row_bounds
 
 #: the name errors give as the "file" of a DataFrame's rows
 FRAME = "<Spark DataFrame>"
-
-
-def _edges(n: int, nbytes: int, n_partitions, bounds, piece_bytes) -> np.ndarray:
-    """Row bounds of the pieces, by :meth:`ArraySource.of`'s rule."""
-    if bounds is not None:
-        edges = np.asarray([int(b) for b in bounds])
-        if edges[0] != 0 or edges[-1] != n or np.any(np.diff(edges) < 0):
-            raise ValueError(f"row bounds must rise from 0 to {n}, got {list(edges)}")
-        return edges
-    if n_partitions is None and piece_bytes is not None:
-        n_partitions = max(1, math.ceil(nbytes / piece_bytes))
-    if n_partitions is not None and n_partitions < 1:
-        raise ValueError(f"n_partitions must be at least 1, got {n_partitions}")
-    return np.linspace(0, n, max(1, min(n_partitions or 1, n)) + 1).astype(int)
 
 
 def _builder(corpus: Corpus, schema: pa.Schema):
@@ -65,7 +50,7 @@ def frame_pieces(df, *, n_partitions: int | None = None, bounds=None, piece_byte
         nbytes = 8 * n * n_features
     if n == 0:
         raise ValueError(f"{FRAME}: no rows")
-    edges = _edges(int(n), nbytes, n_partitions, bounds, piece_bytes)
+    edges = np.asarray(row_bounds(int(n), nbytes, n_partitions, bounds, piece_bytes))
     P = len(edges) - 1
     corpus = Corpus((), lay.kind, max(n_features, 1), None, lay.columns)
     schema = to_arrow_schema(df.schema)

@@ -44,6 +44,8 @@ from .local import LocalEngine, fold_in_order
 from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 
+#: the driver's log settings for a session started here (errors only)
+LOG4J = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 #: environment of every Python worker (one BLAS thread per task slot)
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -126,11 +128,12 @@ def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: b
     one spark-submit configured, else ``local[*]``) whose
     executors run this Python (``spark.pyspark.python``) with one BLAS thread and this
     process's ``NUMBA_CACHE_DIR``; a local master binds the driver to 127.0.0.1; the web UI
-    only with ``ui``; results of any size may come back to the driver.  Settings spark-submit
-    gave are kept; ``conf`` overrides any."""
+    only with ``ui``; results of any size may come back to the driver; the driver logs errors
+    only (:data:`LOG4J`).  Settings spark-submit gave are kept; ``conf`` overrides any."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
-    given = SparkConf()                 # spark-submit's settings: kept, ours only fill gaps
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ    # spark-submit started the driver's JVM
+    given = SparkConf(loadDefaults=submitted)           # its settings: kept, ours only fill gaps
     master = master or given.get("spark.master", "local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     env = dict(WORKER_ENV)
@@ -140,6 +143,8 @@ def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: b
                 "spark.driver.maxResultSize": "0", "spark.python.worker.reuse": "true",
                 "spark.ui.showConsoleProgress": "false",
                 **{f"spark.executorEnv.{k}": v for k, v in env.items()}}
+    if not submitted:                   # the JVM starts here: its log as LOG4J says
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG4J}"
     if master.startswith("local"):
         settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     builder = SparkSession.builder.master(master).appName(app_name)
