@@ -159,6 +159,24 @@ def test_cli_fit_with_engine_spark_equals_dask(spark, bars_folder, bars_model, t
     assert res.exit_code == 2 and "--master applies to --engine spark" in res.output
 
 
+def test_cli_stream_recluster_and_predict_on_spark_equal_dask(spark, bars_folder, tmp_path):
+    """``stream`` (ADF), ``recluster`` (EP) and ``predict`` from the store with ``--engine spark``
+    publish the models and write the assignments a local Dask cluster does."""
+    for engine, flags in (("spark", ["--engine", "spark"]), ("dask", ["--n-workers", "1"])):
+        d = tmp_path / engine
+        store = ["--settle", "0", "--hyperparameters", "fixed", *flags]
+        for args in (["stream", "--watch", bars_folder, "--model", d / "s", "--once", "--algorithm", "adf", *store],
+                     ["recluster", "--model", d / "r", "--new", bars_folder, "--ep-passes", "1", *store],
+                     ["predict", d / "r", bars_folder, "--out", d / "p.parquet", *flags]):
+            res = CliRunner().invoke(cli, [str(a) for a in args])
+            assert res.exit_code == 0, res.output
+    for store in ("s", "r"):
+        with np.load(tmp_path / "spark" / store / "latest" / "arrays.npz") as a, \
+                np.load(tmp_path / "dask" / store / "latest" / "arrays.npz") as b:
+            assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in a.files)
+    assert pq.read_table(tmp_path / "spark" / "p.parquet").equals(pq.read_table(tmp_path / "dask" / "p.parquet"))
+
+
 def _python_workers() -> list[int]:
     """Spark's Python workers: the processes its ``pyspark.daemon`` forked (under this process)."""
     import psutil

@@ -18,6 +18,7 @@ from ..data.parquet import table_block
 from ..data.rows import Where
 from ..data.schema import DOC_ID, FEATURES, ID, TOKENS, Corpus, layout
 from ..data.source import row_bounds
+from .failed import guarded
 
 #: the name errors give as the "file" of a DataFrame's rows
 FRAME = "<Spark DataFrame>"
@@ -25,7 +26,6 @@ FRAME = "<Spark DataFrame>"
 
 def _builder(corpus: Corpus, schema: pa.Schema):
     def build(index, rows):
-        from .spark import guarded
         ordered = [r.asDict() for _, r in sorted((i, r) for i, r in rows)]
         table = pa.Table.from_pylist(ordered, schema=schema)
         return [guarded(table_block, corpus, table, Where(FRAME, index))]

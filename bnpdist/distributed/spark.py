@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import operator
 import os
-import pickle
 import sys
 import uuid
 from collections.abc import Callable
@@ -40,14 +39,14 @@ from ..data import read_labels
 from ..data.source import SPARK, as_source, kind_of
 from ..seeds import partition_seed
 from .dataset import PARTITION_BYTES
+from .engine import WORKER_ENV
+from .failed import first_error, guarded
 from .local import LocalEngine, fold_in_order
 from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 
 #: the driver's log settings for a session started here (errors only)
 LOG4J = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-#: environment of every Python worker (one BLAS thread per task slot)
-WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,40 +55,6 @@ class Held:
 
     rdd: Any
     index: int
-
-
-@dataclass(frozen=True)
-class Failed:
-    """A task's error, carried back as a value so that the driver raises the first in partition order."""
-
-    error: BaseException
-
-    @classmethod
-    def of(cls, e: BaseException) -> "Failed":
-        try:
-            pickle.dumps(e)
-            return cls(e)
-        except Exception:
-            return cls(RuntimeError(f"{type(e).__name__}: {e}"))
-
-
-def guarded(fn: Callable, *args):
-    """``fn(*args)``, or its error as :class:`Failed`; a Failed argument is passed on."""
-    failed = next((a for a in args if isinstance(a, Failed)), None)
-    if failed is not None:
-        return failed
-    try:
-        return fn(*args)
-    except Exception as e:
-        return Failed.of(e)
-
-
-def first_error(values: list) -> list:
-    """``values``, or the error of the first :class:`Failed` among them raised."""
-    for v in values:
-        if isinstance(v, Failed):
-            raise v.error
-    return values
 
 
 def _task(fn, position, sent, slots, glob, park, folder):
@@ -348,7 +313,7 @@ class SparkEngine(Engine):
             if isinstance(h, Held):
                 by_rdd.setdefault(id(h.rdd), (h.rdd, []))[1].append(i)
             else:
-                out[i] = guarded(lambda v: loaded(v) if select is None else select(loaded(v)), h)
+                out[i] = loaded(h) if select is None else select(loaded(h))
         for rdd, where in by_rdd.values():
             got = self.sc.runJob(rdd, _selected(select), [items[i].index for i in where])
             for i, v in zip(where, got):
