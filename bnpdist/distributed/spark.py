@@ -174,11 +174,6 @@ class SparkEngine(Engine):
             self.session.stop()
             self._own = False
 
-    @property
-    def n_workers(self) -> int:
-        """Task slots (Spark's default parallelism)."""
-        return int(self.sc.defaultParallelism)
-
     # --- data ----------------------------------------------------------------------------
     def _kept(self, rdd):
         """``rdd`` persisted on the executors (memory, spilling to disk) until :meth:`close`."""
@@ -195,7 +190,7 @@ class SparkEngine(Engine):
 
     def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
         """Partition ``source`` (see :meth:`Engine.partitions`; in-memory data: ``n_partitions``
-        blocks, default about 32 MiB each; a Spark DataFrame: :func:`~bnpdist.distributed.frames.frame_source`):
+        blocks, default about 32 MiB each; a Spark DataFrame: :func:`~bnpdist.distributed.frames.frame_pieces`):
         one Spark partition per piece.  Call :meth:`validate` to surface input errors."""
         if isinstance(source, DistData):
             return source
