@@ -45,6 +45,10 @@ from .local import LocalEngine, fold_in_order
 from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 
+#: the JVM heap of a local session started here (it holds the persisted pieces, one whole
+#: piece at a time as it is stored: 1 GiB, Spark's default, is too small for row groups of
+#: 100,000 documents)
+LOCAL_HEAP = "4g"
 #: the driver's log settings for a session started here (errors only)
 LOG4J = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 
@@ -92,7 +96,8 @@ def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: b
     """A Spark session on ``master`` (``local[2]``, ``spark://host:7077``, ``yarn``; None: the
     one spark-submit configured, else ``local[*]``) whose
     executors run this Python (``spark.pyspark.python``) with one BLAS thread and this
-    process's ``NUMBA_CACHE_DIR``; a local master binds the driver to 127.0.0.1; the web UI
+    process's ``NUMBA_CACHE_DIR``; a local master binds the driver to 127.0.0.1 and gets a
+    :data:`LOCAL_HEAP` heap; the web UI
     only with ``ui``; results of any size may come back to the driver; the driver logs errors
     only (:data:`LOG4J`).  Settings spark-submit gave are kept; ``conf`` overrides any."""
     from pyspark import SparkConf
@@ -110,8 +115,9 @@ def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: b
                 **{f"spark.executorEnv.{k}": v for k, v in env.items()}}
     if not submitted:                   # the JVM starts here: its log as LOG4J says
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG4J}"
-    if master.startswith("local"):
-        settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    if master.startswith("local"):    # the driver's JVM is the executor: a piece must fit its heap
+        settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+                         "spark.driver.memory": LOCAL_HEAP})
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in {**{k: v for k, v in settings.items() if not given.contains(k)}, **(conf or {})}.items():
         builder = builder.config(k, v)
