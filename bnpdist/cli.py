@@ -23,7 +23,8 @@ from .data.errors import CorpusError
 from .obs.registry import BY_CLI, cli_flags
 
 CONTEXT = dict(help_option_names=["-h", "--help"], max_content_width=100)
-CLUSTER_KEYS = ("scheduler", "local", "n_workers", "tls_ca", "tls_cert", "tls_key", "worker_timeout")
+CLUSTER_KEYS = ("scheduler", "local", "n_workers", "tls_ca", "tls_cert", "tls_key", "worker_timeout",
+                "engine", "master")
 
 
 def _load_config(ctx, _param, value):
@@ -69,6 +70,11 @@ def cluster_options(f):
         click.option("--worker-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
                      help="Seconds to wait for a worker of the --scheduler cluster before exiting "
                           "with an error (0: wait forever)."),
+        click.option("--engine", type=click.Choice(["dask", "spark"]), default="dask", show_default=True,
+                     help="Run on Dask, or on Apache Spark (needs the [spark] extra and Java 17)."),
+        click.option("--master", default=None, metavar="URL",
+                     help="Spark master URL with --engine spark: local[2], spark://host:7077, yarn.  "
+                          "[default: spark-submit's, else local[*]]"),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -101,8 +107,16 @@ def _check_protocol(address: str | None, security) -> None:
 
 
 def open_engine(scheduler, local, n_workers, tls_ca, tls_cert, tls_key, worker_timeout=60.0,
-                quiet=False):
-    """Start or connect the Dask engine and print the dashboard address (stderr)."""
+                engine="dask", master=None, quiet=False):
+    """Start or connect the Dask engine and print the dashboard address (stderr), or start the
+    Spark engine on ``master``."""
+    if engine == "spark":
+        if scheduler or tls_ca or tls_cert or tls_key:
+            raise click.UsageError("--scheduler and the TLS files apply to --engine dask")
+        from .distributed.spark import SparkEngine
+        return SparkEngine(master=master)
+    if master is not None:
+        raise click.UsageError("--master applies to --engine spark")
     from .distributed import DaskEngine, configured_scheduler
     from .distributed.logs import drop_worker_corpus_errors
     drop_worker_corpus_errors()

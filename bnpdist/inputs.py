@@ -9,7 +9,7 @@ Families of counts (Multinomial) also refuse negative values (``check_non_negati
 dense count arrays, converted to CSR; dense families refuse sparse input as scikit-learn does.
 
 Out-of-core sources — Parquet paths, globs, URLs, a scanned Corpus, dask collections, already
-partitioned data — are passed on: their readers validate each partition and name the file,
+partitioned data, Spark DataFrames — are passed on: their readers validate each partition and name the file,
 row group and column of a bad value.  Dense dask arrays given to a counts family become CSR
 chunk by chunk.  A Parquet path is scanned here, with the vocabulary size the family gives
 (``Multinomial(V=...)``, or the fitted model's) when the corpus has no vocabulary sidecar, else
@@ -23,13 +23,14 @@ from sklearn.utils.validation import check_non_negative, column_or_1d, validate_
 
 from .data import Corpus, scan
 from .data.blocks import CSRBlock
-from .data.source import DASK, PARQUET, kind_of
+from .data.source import DASK, PARQUET, SPARK, kind_of
 from .distributed import DistData
 
 
 def is_out_of_core(X) -> bool:
-    """Parquet sources, dask collections and partitioned data (validated by their readers)."""
-    return isinstance(X, DistData) or kind_of(X) in (PARQUET, DASK)
+    """Parquet sources, dask collections, Spark DataFrames and partitioned data (validated by
+    their readers)."""
+    return isinstance(X, DistData) or kind_of(X) in (PARQUET, DASK, SPARK)
 
 
 #: ``y`` not given (scikit-learn's own sentinel in ``validate_data``)

@@ -61,3 +61,19 @@ def bars_model(bars_folder, tmp_path_factory):
                                    "--n-iter", "2", "--hyperparameters", "fixed"])
     assert res.exit_code == 0, res.output
     return out
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One Spark session for every test that needs it: ``local[2,3]`` (two task slots, a task
+    retried up to 3 times), the driver bound to 127.0.0.1, no web UI; skipped without pyspark
+    or a Java runtime (.ci/run installs both)."""
+    import shutil
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java runtime (.ci/run installs one)")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from bnpdist.distributed.spark import spark_session
+    session = spark_session("local[2,3]")
+    yield session
+    session.stop()

@@ -1,6 +1,7 @@
 """deploy/: every manifest parses, the Kubernetes kinds are right, and every ``bnpdist``
-command line in compose, Kubernetes, Slurm, systemd and cron files is a valid invocation
-(parsed by click without running it)."""
+command line in compose, Kubernetes, Slurm, systemd, cron and Spark files is a valid invocation
+(parsed by click without running it; spark-submit's driver deploy/spark/bnpdist.py counts as
+``bnpdist``)."""
 from __future__ import annotations
 
 import shlex
@@ -14,7 +15,7 @@ from bnpdist.cli import cli
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 YAMLS = sorted(DEPLOY.rglob("*.yaml")) + sorted(DEPLOY.rglob("*.yml"))
 TEXTS = [p for p in sorted(DEPLOY.rglob("*")) if p.is_file() and p.suffix in
-         (".service", ".timer", ".crontab", ".sbatch")]
+         (".service", ".timer", ".crontab", ".sbatch", ".sh")]
 SHELL_STOP = {">", ">>", "2>&1", "|", "||", "&&", ";", "&"}
 
 
@@ -26,7 +27,7 @@ def _argvs_in_tokens(tokens: list[str]) -> list[list[str]]:
     """Every ``bnpdist COMMAND ...`` (the executable by basename), up to a shell operator."""
     out = []
     for i, tok in enumerate(tokens):
-        if Path(tok).name == "bnpdist" and i + 1 < len(tokens) and tokens[i + 1] in cli.commands:
+        if Path(tok).name in ("bnpdist", "bnpdist.py") and i + 1 < len(tokens) and tokens[i + 1] in cli.commands:
             argv = []
             for t in tokens[i + 1:]:
                 if t in SHELL_STOP or t.startswith((">", "2>")):
@@ -73,7 +74,7 @@ def test_yaml_parses(path):
 
 def test_every_deployment_kind_has_a_command():
     where = {f.split("/")[0] for f, _ in COMMANDS}
-    assert where == {"docker", "k8s", "slurm", "systemd", "cron"}
+    assert where == {"docker", "k8s", "slurm", "systemd", "cron", "spark"}
     assert {a[0] for _, a in COMMANDS} >= {"fit", "recluster", "stream", "generate", "report"}
 
 

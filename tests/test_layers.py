@@ -21,7 +21,7 @@ import bnpdist
 
 ROOT = Path(bnpdist.__file__).parent
 ARCHITECTURE = ROOT.parent / "docs" / "ARCHITECTURE.md"
-DASK = {"dask", "distributed", "dask_ml", "dask_jobqueue", "dask_kubernetes"}
+DASK = {"dask", "distributed", "dask_ml", "dask_jobqueue", "dask_kubernetes", "pyspark", "py4j"}
 
 
 def _layers() -> dict[str, int]:
@@ -99,7 +99,7 @@ def test_only_distributed_touches_a_client(name, path, tree):
                     isinstance(a, ast.Constant) and a.value == "client" for a in node.args):
                 bad.append(f"{path.name}:{node.lineno} {node.func.id}(..., 'client')")
             if node.func.id == "isinstance" and any(
-                    isinstance(n, ast.Name) and n.id in ("LocalEngine", "DaskEngine")
+                    isinstance(n, ast.Name) and n.id in ("LocalEngine", "DaskEngine", "SparkEngine")
                     for n in ast.walk(node.args[1])):
                 bad.append(f"{path.name}:{node.lineno} tests which engine it is")
     assert not bad, bad

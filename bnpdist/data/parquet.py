@@ -168,7 +168,8 @@ def _table(corpus: Corpus, piece: Piece, columns: list[str]) -> pa.Table:
             raise CorpusError(f"cannot read ({e})", piece.path, piece.row_group) from e
 
 
-def _block(corpus: Corpus, table: pa.Table, where: rows.Where) -> Block:
+def table_block(corpus: Corpus, table: pa.Table, where: rows.Where) -> Block:
+    """The rows of ``table`` (the corpus's id and data columns) as a checked block."""
     ids = rows.keys(table.column(corpus.id_column), where, corpus.id_column)  # checked always
     if corpus.kind == "csr":
         indptr, indices, data = rows.csr_arrays(table.column(TOKENS), table.column(COUNTS),
@@ -186,7 +187,7 @@ def read_piece(corpus: Corpus, piece: Piece) -> Block:
     nulls, negative/NaN/infinite counts, token ids outside ``[0, V)``, ``token_ids`` and
     ``counts`` of different lengths, ragged dense rows and non-finite dense values."""
     table = _table(corpus, piece, [corpus.id_column, *corpus.columns])
-    return _block(corpus, table, rows.Where(piece.path, piece.row_group))
+    return table_block(corpus, table, rows.Where(piece.path, piece.row_group))
 
 
 def read_ids(corpus: Corpus, piece: Piece) -> np.ndarray:
@@ -217,7 +218,7 @@ def _read_all(corpus: Corpus, piece: Piece) -> tuple[Block, np.ndarray | None]:
     extra = [LABEL] * corpus.has_labels + [SEQUENCE_ID, T] * corpus.has_sequences
     table = _table(corpus, piece, [corpus.id_column, *corpus.columns, *extra])
     where = rows.Where(piece.path, piece.row_group)
-    block = _block(corpus, table, where)
+    block = table_block(corpus, table, where)
     checked = {name: rows.keys(table.column(name), where, name) for name in extra}
     return block, checked.get(LABEL)
 

@@ -9,6 +9,7 @@
 - ``"memory"``: an ndarray, a scipy sparse matrix, a :class:`~bnpdist.data.blocks.CSRBlock`, or
   nested lists of numbers;
 - ``"dask"``: a dask collection (partitioned by the engine's Dask side, one piece per row chunk);
+- ``"spark"``: a Spark DataFrame (partitioned by the Spark engine, :mod:`bnpdist.distributed.frames`);
 - ``"other"``: anything else (already partitioned data, a DataFrame before validation).
 
 A :class:`Source` is rows in pieces in a fixed order: the (file, row group)s of a Parquet
@@ -28,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .blocks import Block, CSRBlock, as_block, checked_block, n_rows, nbytes, split_at, split_rows
+from .blocks import Block, CSRBlock, as_block, checked_block, n_rows, nbytes, split_at
 from .parquet import read_labels, read_piece, scan
 from .schema import Corpus
 
-PARQUET, SEQUENCES, MEMORY, DASK, OTHER = "parquet", "sequences", "memory", "dask", "other"
+PARQUET, SEQUENCES, MEMORY, DASK, SPARK, OTHER = "parquet", "sequences", "memory", "dask", "spark", "other"
 
 
 def _is_address(x) -> bool:
@@ -54,6 +55,8 @@ def kind_of(x) -> str:
         return MEMORY
     if callable(getattr(x, "__dask_graph__", None)) and x.__dask_graph__() is not None:
         return DASK
+    if type(x).__module__.startswith("pyspark.sql") and hasattr(x, "sparkSession"):
+        return SPARK
     return OTHER
 
 
@@ -85,6 +88,23 @@ def _kind(block: Block) -> str:
     return "csr" if isinstance(block, CSRBlock) else "dense"
 
 
+def row_bounds(n: int, size: int, n_partitions: int | None = None, bounds=None,
+               piece_bytes: int | None = None) -> list[int]:
+    """Where an in-memory input of ``n`` rows and ``size`` bytes is cut: at ``bounds`` (rising
+    from 0 to n), else into ``n_partitions`` equal row ranges (None: ranges of about
+    ``piece_bytes`` each, a function of the data alone; without it one range)."""
+    if bounds is not None:
+        bounds = [int(b) for b in bounds]
+        if bounds[0] != 0 or bounds[-1] != n or any(b > c for b, c in zip(bounds, bounds[1:])):
+            raise ValueError(f"row bounds must rise from 0 to {n}, got {bounds}")
+        return bounds
+    if n_partitions is None and piece_bytes is not None:
+        n_partitions = max(1, math.ceil(size / piece_bytes))
+    if n_partitions is not None and n_partitions < 1:
+        raise ValueError(f"n_partitions must be at least 1, got {n_partitions}")
+    return np.linspace(0, n, max(1, min(n_partitions or 1, n)) + 1).astype(int).tolist()
+
+
 @dataclass(frozen=True, eq=False)
 class ArraySource(Source):
     """Contiguous row blocks of an in-memory matrix (values checked: :func:`checked_block`)."""
@@ -98,15 +118,8 @@ class ArraySource(Source):
         """``X`` cut at the row ``bounds``, or into ``n_partitions`` blocks (None: blocks of
         about ``piece_bytes`` each, a function of the data alone; without it one block)."""
         block = checked_block(X)
-        if bounds is not None:
-            parts = split_at(block, bounds)
-        else:
-            if n_partitions is None and piece_bytes is not None:
-                n_partitions = max(1, math.ceil(nbytes(block) / piece_bytes))
-            if n_partitions is not None and n_partitions < 1:
-                raise ValueError(f"n_partitions must be at least 1, got {n_partitions}")
-            parts = split_rows(block, n_partitions or 1)
-        return cls(tuple(parts))
+        return cls(tuple(split_at(block, row_bounds(n_rows(block), nbytes(block), n_partitions, bounds,
+                                                    piece_bytes))))
 
     @property
     def kind(self) -> str:
@@ -162,6 +175,8 @@ def as_source(x, *, n_partitions: int | None = None, bounds=None, piece_bytes: i
         return ParquetSource(x if isinstance(x, Corpus) else scan(x))
     if kind_of(x) == DASK:
         raise TypeError("a dask collection is partitioned by a DaskEngine (one piece per row chunk)")
+    if kind_of(x) == SPARK:
+        raise TypeError("a Spark DataFrame is partitioned by a SparkEngine")
     if kind_of(x) == OTHER:
         raise TypeError(f"cannot partition a {type(x).__name__}")
     return ArraySource.of(x, n_partitions, bounds, piece_bytes)

@@ -30,6 +30,17 @@ from ..seeds import partition_seed
 LOCAL = "local"
 
 
+def fold_in_order(items, combine=operator.add, fan_in: int = FAN_IN):
+    """``items`` folded with ``combine`` in this process as the engines' tree: consecutive runs
+    of ``fan_in``, left to right, level by level (:func:`~bnpdist.distributed.reduce.tree_reduce`)."""
+    if not len(items):
+        raise ValueError("nothing to reduce: no partitions")
+    level = list(items)
+    while len(level) > 1:
+        level = [functools.reduce(combine, level[j:j + fan_in]) for j in range(0, len(level), fan_in)]
+    return level[0]
+
+
 class LocalEngine(Engine):
     """:class:`~bnpdist.distributed.protocol.Engine` in this process: partition after
     partition, or up to ``threads`` partitions at a time; ``out_of_core``: a folder for
@@ -96,12 +107,7 @@ class LocalEngine(Engine):
         return self.fold(items, combine, fan_in=fan_in)
 
     def fold(self, items, combine=operator.add, *, fan_in: int = FAN_IN):
-        if not len(items):
-            raise ValueError("nothing to reduce: no partitions")
-        level = list(items)
-        while len(level) > 1:
-            level = [functools.reduce(combine, level[j:j + fan_in]) for j in range(0, len(level), fan_in)]
-        return level[0]
+        return fold_in_order(items, combine, fan_in)
 
     def apply(self, fn, *args):
         return fn(*args)

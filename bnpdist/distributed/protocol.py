@@ -1,8 +1,9 @@
 """The engine protocol: what every algorithm may ask of the machinery that runs it.
 
 An algorithm is written once against :class:`Engine`; :class:`~bnpdist.distributed.local.LocalEngine`
-runs it in this process (one partition: the single-stream algorithm), and
-:class:`~bnpdist.distributed.engine.DaskEngine` on a Dask cluster.  Both keep partitions in a
+runs it in this process (one partition: the single-stream algorithm),
+:class:`~bnpdist.distributed.engine.DaskEngine` on a Dask cluster and
+:class:`~bnpdist.distributed.spark.SparkEngine` on a Spark session.  All keep partitions in a
 fixed order, derive every random stream from (seed, pass, partition) and reduce in partition
 order with the same tree, so a result depends on the data, its partitioning and the seed only.
 
@@ -91,8 +92,8 @@ def rerooted(engine, data: DistData, items, select=None) -> DistData:
 class Engine(Protocol):
     """Partitions, broadcast, map, reduce, gather, labels, per-partition values, close.
 
-    Implementations: :class:`~bnpdist.distributed.local.LocalEngine` and
-    :class:`~bnpdist.distributed.engine.DaskEngine`.  Use an engine as a context manager or
+    Implementations: :class:`~bnpdist.distributed.local.LocalEngine`,
+    :class:`~bnpdist.distributed.engine.DaskEngine` and :class:`~bnpdist.distributed.spark.SparkEngine`.  Use an engine as a context manager or
     call :meth:`close`; only what the engine itself started is closed.
     """
 
