@@ -30,7 +30,7 @@ class Step:
 
 
 def _dense(seed: int) -> list:
-    """Three Gaussian blobs, 300 × 4 float64, as drawn (the diagonal Gaussian is chosen) and
+    """Three Gaussian clusters, 300 × 4 float64, as drawn (the diagonal Gaussian is chosen) and
     mixed by a triangular matrix (the full one): each structure's kernels, Student-t's included."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(scale=6.0, size=(3, 4))
