@@ -90,6 +90,7 @@ def main(argv=None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--groups", default="tune,check", help="tune, check and/or seen")
     ap.add_argument("--sets", help="these sets instead of --groups")
+    ap.add_argument("--skip", help="sets of --groups to leave out (e.g. the largest, run later)")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--out", default="out/generalisation")
     ap.add_argument("--quick", action="store_true", help="at most 300 rows of each set")
@@ -99,6 +100,7 @@ def main(argv=None) -> str:
     ap.add_argument("--docs", action="store_true", help="write the table into docs/QUALITY.md")
     a = ap.parse_args(argv)
     names = a.sets.split(",") if a.sets else chosen_sets(a.groups.split(","))
+    names = [n for n in names if n not in (a.skip or "").split(",")]
     seeds = [int(s) for s in a.seeds.split(",")]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -108,7 +110,7 @@ def main(argv=None) -> str:
         kept = [r for r in read_results(out / "league.json")[0]
                 if a.render or r.set not in names or r.seed not in seeds]
     command = ("nice -n 10 python jobs/generalisation.py"
-               + (f" --sets {a.sets}" if a.sets else f" --groups {a.groups}")
+               + (f" --sets {a.sets}" if a.sets else f" --groups {a.groups}") + (f" --skip {a.skip}" if a.skip else "")
                + f" --seeds {a.seeds}" + " --quick" * a.quick + " --merge" * a.merge)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     runs = out / "runs.txt"
