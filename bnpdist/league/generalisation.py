@@ -78,19 +78,19 @@ def rows(records: list[Record]) -> list[Row]:
             row.met, notes = False, [f"default: {d.error}"] + notes
         elif row.best is not None:
             k_ok = d.k <= k_factor * d.true_k
-            row.met = d.ami >= row.best[1] - slack and k_ok
+            row.met = bool(d.ami >= row.best[1] - slack and k_ok)
             if d.ami < row.best[1] - slack:
                 notes.append(f"AMI {d.ami:.3f} < {row.best[1]:.3f} − {slack:g}")
             if not k_ok:
                 notes.append(f"K {d.k} > {k_factor}×{d.true_k}")
         if d.kind == "dense":
             if d.ami is not None and row.best is not None:
-                row.floor = d.ami >= FLOOR_SHARE * row.best[1]
+                row.floor = bool(d.ami >= FLOOR_SHARE * row.best[1])
             bgm = row.peers.get("bgm")
             if d.cpu is not None and bgm is not None and bgm.cpu is not None and bgm.ami is not None:
-                row.speed = d.cpu <= SPEED[d.n >= LARGE_N] * bgm.cpu
+                row.speed = bool(d.cpu <= SPEED[d.n >= LARGE_N] * bgm.cpu)
         else:
-            row.floor = None if d.median_size is None else d.median_size >= MIN_MEDIAN_SIZE
+            row.floor = None if d.median_size is None else bool(d.median_size >= MIN_MEDIAN_SIZE)
             if row.floor is False:
                 notes.append(f"median cluster size {d.median_size:g} < {MIN_MEDIAN_SIZE}")
         row.why = "; ".join(notes)
@@ -127,7 +127,7 @@ def verdicts(all_rows: list[Row]) -> list[Verdict]:
             met = sum(r.met for r in judged)
             floors = sum(r.floor is False for r in rs)
             speed = [r for r in rs if r.speed is not None]
-            passed = None if not judged else (met >= np.ceil(RULES[kind][2] * len(judged)) and floors == 0)
+            passed = None if not judged else bool(met >= np.ceil(RULES[kind][2] * len(judged)) and floors == 0)
             out.append(Verdict(g, kind, len(rs), len(judged), met, floors, sum(r.speed for r in speed),
                                len(speed), passed))
     return out
