@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from bnpdist.league import Record, read_results, run_league, write_results
-from bnpdist.league.generalisation import ESTIMATORS, group, render
+from bnpdist.league.generalisation import ESTIMATORS, group, render, sets_table
 from bnpdist.league.sets import SETS
 from bnpdist.league.wide_sets import WIDE_SETS
 
@@ -142,6 +142,7 @@ def main(argv=None) -> str:
     text = head() + "\n\n" + render(records)
     if a.docs:
         from bnpdist.bench import write_section
+        write_section(ROOT / "docs" / "QUALITY.md", "generalisation-sets", sets_table(WIDE_SETS))
         write_section(ROOT / "docs" / "QUALITY.md", "generalisation", text)
     print(text)
     return text

@@ -187,3 +187,14 @@ def render(records: list[Record]) -> str:
             parts.append(f"**{kind} rows** (AMI of the default, then its NMI, ARI, K and median cluster "
                          f"size; the peers' AMI and K on the same set and seed)\n\n{rows_table(rs, kind)}")
     return "\n\n".join(parts)
+
+
+def sets_table(specs: dict) -> str:
+    """The sets (``name → SetSpec``) with their half and kind, tune half first."""
+    out = ["| set | half | kind | what |", "|---|---|---|---|"]
+    for g in HALVES:
+        for kind in ("dense", "text"):
+            for name, s in specs.items():
+                if group(name) == g and s.kind == kind:
+                    out.append(f"| `{name}` | {g} | {kind}{', seeded' * s.seeded} | {s.about} |")
+    return "\n".join(out)
