@@ -97,6 +97,9 @@ def main(argv=None) -> str:
     ap.add_argument("--fit-cpu-limit", type=float, default=600.0, help="CPU seconds per fit (0: none)")
     ap.add_argument("--merge", action="store_true", help="keep OUT's records of the sets and seeds not run now")
     ap.add_argument("--render", action="store_true", help="fit nothing: the table of OUT's records")
+    ap.add_argument("--also", action="append", default=[],
+                    help="with --render: the records and runs of another OUT folder too (sets run at once "
+                         "in another process)")
     ap.add_argument("--docs", action="store_true", help="write the table into docs/QUALITY.md")
     a = ap.parse_args(argv)
     names = a.sets.split(",") if a.sets else chosen_sets(a.groups.split(","))
@@ -115,6 +118,11 @@ def main(argv=None) -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     runs = out / "runs.txt"
     earlier = runs.read_text().splitlines() if runs.is_file() and (a.merge or a.render) else []
+    for other in a.also if a.render else []:
+        kept += read_results(Path(other) / "league.json")[0]
+        earlier += (Path(other) / "runs.txt").read_text().splitlines()
+    # one record per set, estimator and seed: the later folder's where two ran the same fit
+    kept = list({(r.set, r.estimator, r.seed): r for r in kept}.values())
     this = (f"`{command}` (commit {_commit()}, started {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
             f"{os.cpu_count()} cores shared, load average {load} at the start)")
     if not a.render:
@@ -123,7 +131,7 @@ def main(argv=None) -> str:
 
     def head() -> str:
         lines = earlier if a.render else earlier + [this]
-        return ("Runs: " + "; then ".join(lines) + f". {len(kept) + len(done)} records; CPU seconds are "
+        return ("Runs: " + "; ".join(lines) + f". {len(kept) + len(done)} records; CPU seconds are "
                 "each fit's own (process time), fits one after another.")
 
     def save(records):
