@@ -95,6 +95,9 @@ def main(argv=None) -> str:
     ap.add_argument("--out", default="out/generalisation")
     ap.add_argument("--quick", action="store_true", help="at most 300 rows of each set")
     ap.add_argument("--fit-cpu-limit", type=float, default=600.0, help="CPU seconds per fit (0: none)")
+    ap.add_argument("--peer-cpu-limit", type=float,
+                    help="CPU seconds per peer fit (default: --fit-cpu-limit); a peer past it is left out "
+                         "of its row's best, and fitted again by the next run")
     ap.add_argument("--merge", action="store_true", help="keep OUT's records of the sets and seeds not run now")
     ap.add_argument("--render", action="store_true", help="fit nothing: the table of OUT's records")
     ap.add_argument("--also", action="append", default=[],
@@ -114,7 +117,8 @@ def main(argv=None) -> str:
                 if a.render or r.set not in names or r.seed not in seeds]
     command = ("nice -n 10 python jobs/generalisation.py"
                + (f" --sets {a.sets}" if a.sets else f" --groups {a.groups}") + (f" --skip {a.skip}" if a.skip else "")
-               + f" --seeds {a.seeds}" + " --quick" * a.quick + " --merge" * a.merge)
+               + f" --seeds {a.seeds}" + " --quick" * a.quick + " --merge" * a.merge
+               + (f" --peer-cpu-limit {a.peer_cpu_limit:g}" if a.peer_cpu_limit is not None else ""))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     runs = out / "runs.txt"
     earlier = runs.read_text().splitlines() if runs.is_file() and (a.merge or a.render) else []
@@ -143,9 +147,11 @@ def main(argv=None) -> str:
         write_results(everything, out, header=head())
         (out / "generalisation.md").write_text(head() + "\n\n" + render(everything) + "\n")
 
+    limits = {"default": a.fit_cpu_limit, "peers": a.fit_cpu_limit if a.peer_cpu_limit is None else a.peer_cpu_limit}
     for seed in [] if a.render else seeds:
-        done += run_league(names, list(ESTIMATORS), [seed], quick=a.quick,
-                           cpu_seconds=a.fit_cpu_limit or None, on_record=save, reuse=cache.reuse)
+        for who, estimators in (("default", ["default"]), ("peers", list(ESTIMATORS[1:]))):
+            done += run_league(names, estimators, [seed], quick=a.quick, cpu_seconds=limits[who] or None,
+                               on_record=save, reuse=cache.reuse)
     records = kept + done
     text = head() + "\n\n" + render(records)
     if a.docs:
