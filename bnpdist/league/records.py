@@ -6,8 +6,9 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class Record:
-    """NMI and ARI of the fit's labels to the true labels (scikit-learn's), ``k`` = clusters
-    used by the labels, ``seconds`` = wall time of the fit and labelling, ``cpu`` = the CPU
+    """NMI, ARI and AMI (adjusted mutual information, Vinh, Epps & Bailey 2010: 0 for labels
+    independent of the truth whatever their K) of the fit's labels to the true labels
+    (scikit-learn's), ``k`` = clusters used by the labels, ``median_size`` = their median size, ``seconds`` = wall time of the fit and labelling, ``cpu`` = the CPU
     seconds it took (this process and its children: hardly changed by a busy machine); ``error`` says why
     there is no score (then the scores are None). ``seeded``: the set's data depend on the
     seed (records of one seed share data only with that seed)."""
@@ -27,6 +28,8 @@ class Record:
     cpu: float | None = None
     error: str | None = None
     seeded: bool = False
+    ami: float | None = None
+    median_size: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -18,18 +18,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import adjusted_rand_score
+from sklearn.metrics import adjusted_mutual_info_score, adjusted_rand_score
 
 from ..metrics import nmi
 from .entrants import ENTRANTS
 from .limits import FIT_CPU_SECONDS, FitTimeout, cpu_limit
 from .records import Record
 from .sets import LEAGUE_SETS, QUICK_SETS, SETS
+from .wide_sets import WIDE_SETS
 
 #: the seeds of a run unless given
 SEEDS = tuple(range(5))
 #: the seeds of ``quick=True`` unless given
 QUICK_SEEDS = (0, 1)
+#: every set a run may name: the league's and the generalisation league's
+KNOWN_SETS = {**SETS, **WIDE_SETS}
 #: records file and report file written by :func:`write_results`
 JSON_NAME, MD_NAME = "league.json", "league.md"
 
@@ -67,7 +70,7 @@ def plan(sets=None, estimators=None, seeds=None, quick: bool = False):
     in run order; ``sets``/``entrants`` map names to :class:`SetSpec`/:class:`Entrant`
     (given by name, or as objects: a test's own sets); ``notes`` = why entrants could not play
     (e.g. "bnpy: not installed")."""
-    sets = _resolve(sets or (QUICK_SETS if quick else LEAGUE_SETS), SETS, "set")
+    sets = _resolve(sets or (QUICK_SETS if quick else LEAGUE_SETS), KNOWN_SETS, "set")
     ests = _resolve(estimators or ENTRANTS, ENTRANTS, "estimator")
     seeds = list(QUICK_SEEDS if quick and seeds is None else SEEDS if seeds is None else seeds)
     notes = [m for m in dict.fromkeys(e.missing() for e in ests.values()) if m]
@@ -98,8 +101,10 @@ def fit_one(ls, entrant, seed: int, cpu_seconds: float | None = FIT_CPU_SECONDS)
         msg = str(e).strip().splitlines()
         return Record(**base, error=f"{type(e).__name__}: {msg[0] if msg else ''}"[:200])
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
+    sizes = np.unique(labels, return_counts=True)[1]
     return Record(**base, nmi=nmi(ls.labels, labels), ari=float(adjusted_rand_score(ls.labels, labels)),
-                  k=int(len(np.unique(labels))), seconds=seconds, cpu=cpu)
+                  ami=float(adjusted_mutual_info_score(ls.labels, labels)), k=len(sizes),
+                  median_size=float(np.median(sizes)), seconds=seconds, cpu=cpu)
 
 
 def _data(spec, seed: int, quick: bool, cache: dict):
@@ -118,14 +123,14 @@ _WORKER_CACHE: dict = {}
 
 def _job(set_name: str, entrant_name: str, seed: int, quick: bool, cpu_seconds) -> Record:
     """One fit in a worker process: the set and entrant looked up by name."""
-    return fit_one(_data(SETS[set_name], seed, quick, _WORKER_CACHE), ENTRANTS[entrant_name], seed,
+    return fit_one(_data(KNOWN_SETS[set_name], seed, quick, _WORKER_CACHE), ENTRANTS[entrant_name], seed,
                    cpu_seconds)
 
 
 def _parallel(jobs, specs, entrants, quick, cpu_seconds, n_jobs, bar, on_record):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    custom = [n for n, o in specs.items() if SETS.get(n) is not o]
+    custom = [n for n, o in specs.items() if KNOWN_SETS.get(n) is not o]
     custom += [n for n, o in entrants.items() if ENTRANTS.get(n) is not o]
     if custom:
         raise ValueError(f"n_jobs > 1 runs sets and estimators by name only; {custom} are not in the registry")
@@ -144,7 +149,7 @@ def _parallel(jobs, specs, entrants, quick, cpu_seconds, n_jobs, bar, on_record)
 
 def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n_jobs: int = 1,
                cpu_seconds: float | None = FIT_CPU_SECONDS, progress=None, notes: list | None = None,
-               on_record=None) -> list[Record]:
+               on_record=None, reuse=None) -> list[Record]:
     """Records of every (set, entrant, seed) of :func:`plan`, in plan order.
 
     ``sets``/``estimators``: names in :data:`~bnpdist.league.sets.SETS` /
@@ -156,12 +161,16 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
     others). A fit past ``cpu_seconds`` CPU seconds stops and is recorded as a timeout (None:
     no limit). ``progress(iterable, total) -> iterable`` wraps the jobs (e.g. tqdm); ``notes``,
     a list, receives the lines about entrants that could not play; ``on_record(records so
-    far)`` is called after every fit (e.g. to save partial results).
+    far)`` is called after every fit (e.g. to save partial results). ``reuse(labelled set,
+    entrant name, seed) -> Record | None`` may return an earlier record of that fit to keep
+    instead of fitting again (e.g. peers' records cached on disk; one process only).
     """
     jobs, specs, entrants, missing = plan(sets, estimators, seeds, quick)
     if notes is not None:
         notes.extend(missing)
     if n_jobs > 1:
+        if reuse is not None:
+            raise ValueError("reuse runs in one process only (n_jobs=1)")
         bar = progress(None, len(jobs)) if progress else None
         try:
             return _parallel(jobs, specs, entrants, quick, cpu_seconds, n_jobs, bar, on_record)
@@ -173,7 +182,9 @@ def run_league(sets=None, estimators=None, seeds=None, *, quick: bool = False, n
     for s, e, seed in bar:
         if hasattr(bar, "set_postfix_str"):   # a tqdm bar: show what runs now
             bar.set_postfix_str(f"{s} {e} seed {seed}")
-        records.append(fit_one(_data(specs[s], seed, quick, cache), entrants[e], seed, cpu_seconds))
+        ls = _data(specs[s], seed, quick, cache)
+        kept = None if reuse is None else reuse(ls, e, seed)
+        records.append(kept if kept is not None else fit_one(ls, entrants[e], seed, cpu_seconds))
         if on_record is not None:
             on_record(records)
     return records

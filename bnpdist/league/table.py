@@ -15,7 +15,7 @@ def _group(records, set_name, estimator):
 
 def _stats(rows):
     """(mean NMI, min NMI, mean ARI, K min, K max, mean seconds, seeds, mean CPU seconds or
-    None) of the scored rows."""
+    None, mean AMI or None) of the scored rows."""
     ok = [r for r in rows if r.nmi is not None]
     if not ok:
         return None
@@ -23,7 +23,8 @@ def _stats(rows):
     return (float(np.mean([r.nmi for r in ok])), min(r.nmi for r in ok),
             float(np.mean([r.ari for r in ok])), min(ks), max(ks),
             float(np.mean([r.seconds for r in ok])), len(ok),
-            float(np.mean([r.cpu for r in ok])) if all(r.cpu is not None for r in ok) else None)
+            float(np.mean([r.cpu for r in ok])) if all(r.cpu is not None for r in ok) else None,
+            float(np.mean([r.ami for r in ok])) if all(r.ami is not None for r in ok) else None)
 
 
 def _krange(lo, hi) -> str:
@@ -67,16 +68,18 @@ def targets_table(records: list[Record]) -> str:
 
 
 def details(records: list[Record]) -> str:
-    """One row per set × estimator: NMI mean and min, ARI mean, K range, seconds, seeds, errors."""
-    out = ["| set | estimator | role | NMI mean | NMI min | ARI mean | K | wall s | CPU s | seeds | error |",
-           "|---|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
+    """One row per set × estimator: NMI mean and min, ARI and AMI means, K range, seconds, seeds,
+    errors."""
+    out = ["| set | estimator | role | NMI mean | NMI min | ARI mean | AMI mean | K | wall s | CPU s | seeds | error |",
+           "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]
     for s in dict.fromkeys(r.set for r in records):
         for e in dict.fromkeys(r.estimator for r in records if r.set == s):
             rows = _group(records, s, e)
             errors = "; ".join(sorted({f"seed {r.seed}: {r.error}" for r in rows if r.error}))
             st = _stats(rows)
-            cells = (["", "", "", "", "", "", "0"] if st is None else
-                     [f"{st[0]:.3f}", f"{st[1]:.3f}", f"{st[2]:.3f}", _krange(st[3], st[4]),
+            cells = (["", "", "", "", "", "", "", "0"] if st is None else
+                     [f"{st[0]:.3f}", f"{st[1]:.3f}", f"{st[2]:.3f}", "" if st[8] is None else f"{st[8]:.3f}",
+                      _krange(st[3], st[4]),
                       f"{st[5]:.1f}", "" if st[7] is None else f"{st[7]:.1f}", str(st[6])])
             out.append(f"| {s} | {e} | {rows[0].role} | " + " | ".join(cells) + f" | {errors} |")
     return "\n".join(out)
