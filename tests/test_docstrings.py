@@ -18,6 +18,7 @@ from bnpdist.league.sets import SETS
 
 ROOT = Path(bnpdist.__file__).parent
 ALLOWED = ("league/", "data/real.py", "data/synthetic.py", "data/generate.py", "data/shaped.py",
+           "data/tables.py", "data/drawn.py",
            "ops/demo.py", "bench.py", "cli.py")
 #: set names that are also the names of what they show, not data sets: the Pitman–Yor process,
 #: bursty documents
