@@ -1,0 +1,74 @@
+"""Model or optimiser? Diagnoses of the generalisation league's misses (docs/QUALITY.md,
+"Generalisation league: model or optimiser").
+
+    python jobs/diagnose_generalisation.py truth SET [SET ...]        # log joint: fit, truth, one cluster
+    python jobs/diagnose_generalisation.py beta SET 50,200,800,3200    # DP(1), Multinomial(β) fits
+    python jobs/diagnose_generalisation.py criterion evidence 0,1,2 SET[,SET ...]
+
+``truth``: the default fit, then the partition log joint log p(x, z | θ̂) (the family's marginal
+of each cluster plus the prior's EPPF) under the fit's own family and prior, of the fit's labels,
+the true labels and one cluster: where the truth scores higher, the optimiser missed a partition
+the model prefers; where it scores lower, the model prefers what was found.  ``beta``: text fits
+with β fixed, the same comparison at each β.  ``criterion evidence``: the default with the bag-of-words
+families' search scored by the evidence (the log joint after one ADF pass, the Gaussian families'
+criterion) instead of the held-out log predictive (a probe: it sets the families' ``search_by``).
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+from sklearn.metrics import adjusted_mutual_info_score as ami
+
+from bnpdist import BNPMixture
+from bnpdist.algorithms.evidence import partition_log_joint
+from bnpdist.data.blocks import as_block
+from bnpdist.league import run_league
+from bnpdist.league.wide_sets import WIDE_SETS
+from bnpdist.obs import Multinomial, Polya
+from bnpdist.priors import DP
+
+
+def _scores(est, ls, extra=()):
+    block = as_block(ls.X)
+    parts = [("fit", est.labels_), ("truth", ls.labels), *extra]
+    return {name: (len(np.unique(z)), partition_log_joint(est.obs_, est.prior_, block, z), ami(ls.labels, z))
+            for name, z in parts}
+
+
+def truth(names):
+    for name in names:
+        ls = WIDE_SETS[name].load(0)
+        est = BNPMixture(random_state=0).fit(ls.X)
+        one = ("one cluster", np.zeros(len(ls.labels), dtype=np.int64))
+        print(f"{name}: {est.obs_.name}, {est.prior_}, chosen {est.hyper_search_['chosen']}")
+        for part, (k, lj, a) in _scores(est, ls, [one]).items():
+            print(f"  {part:12s} K {k:4d}  log joint {lj:14.1f}  AMI {a:.3f}")
+
+
+def beta(name, betas):
+    ls = WIDE_SETS[name].load(0)
+    for b in betas:
+        est = BNPMixture(prior=DP(1.0), obs=Multinomial(beta=b, base="corpus"), random_state=0).fit(ls.X)
+        s = _scores(est, ls)
+        print(f"{name} β {b:g}: K {est.n_clusters_}, median size {np.median(np.bincount(est.labels_)):.0f}, "
+              f"AMI {s['fit'][2]:.3f}; log joint fit {s['fit'][1]:.1f}, truth {s['truth'][1]:.1f}")
+
+
+def criterion(kind, seeds, names):
+    if kind == "evidence":
+        Multinomial.search_by = Polya.search_by = "evidence"
+    for r in run_league(names, ["default"], seeds):
+        print(f"{kind} {r.set} seed {r.seed}: AMI {r.ami:.3f} K {r.k} CPU {r.cpu:.1f}")
+
+
+if __name__ == "__main__":
+    warnings.filterwarnings("ignore")
+    what, args = sys.argv[1], sys.argv[2:]
+    if what == "truth":
+        truth(args)
+    elif what == "beta":
+        beta(args[0], [float(b) for b in args[1].split(",")])
+    else:
+        criterion(args[0], [int(s) for s in args[1].split(",")], args[2].split(","))
