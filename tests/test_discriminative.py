@@ -27,28 +27,27 @@ def test_draw_aux_is_a_scaled_normal_and_its_scores():
     assert g == pytest.approx(dsc.log_lik("lr", s, -1.0).sum())
 
 
-@pytest.mark.parametrize("g_scale", [1.0, 2.5])
-def test_aux_term_matches_numpy(g_scale):
-    """(log L(+1|s_i*) + g* − log L(−1|s_i*), g*), g* = g_scale Σ_j log L(−1|s_j*); a singleton
+def test_aux_term_matches_numpy():
+    """(log L(+1|s_i*) + g* − log L(−1|s_i*), g*), g* = Σ_j log L(−1|s_j*); a singleton
     uses its own column and G."""
     Phi = np.random.default_rng(1).normal(size=(6, 2))
     S, G = np.random.default_rng(2).normal(size=(6, 3)), np.array([-1.0, -2.0, -3.0])
     eta, s = np.zeros(2), np.zeros(6)
-    term, g = aux_term(4, 1, False, np.random.default_rng(3), Phi, 0.7, 1, g_scale, S, G, eta, s)
+    term, g = aux_term(4, 1, False, np.random.default_rng(3), Phi, 0.7, 1, S, G, eta, s)
     sref = Phi @ (0.7 * np.random.default_rng(3).standard_normal(2))
-    gref = g_scale * dsc.log_lik("lr", sref, -1.0).sum()
+    gref = dsc.log_lik("lr", sref, -1.0).sum()
     assert g == pytest.approx(gref)
     assert term == pytest.approx(dsc.log_lik("lr", sref[4], 1.0) + gref - dsc.log_lik("lr", sref[4], -1.0))
-    term, g = aux_term(4, 1, True, np.random.default_rng(3), Phi, 0.7, 0, g_scale, S, G, eta, s)
+    term, g = aux_term(4, 1, True, np.random.default_rng(3), Phi, 0.7, 0, S, G, eta, s)
     assert g == G[1] and term == pytest.approx(dsc.log_lik("svm", S[4, 1], 1.0) - 2.0 - dsc.log_lik("svm", S[4, 1], -1.0))
 
 
-def test_disc_new_slot_takes_the_lowest_free_slot_from_lo():
+def test_disc_new_slot_takes_the_lowest_free_slot():
     counts = np.array([3, 0, 2, 0, 0, 0])
-    for lo in range(5):
-        assert disc_new_slot(2, False, True, counts, lo) == next(k for k in range(lo, 6) if counts[k] == 0)
-    assert disc_new_slot(2, True, True, counts, 3) == 2       # a singleton keeps its slot and η
-    assert disc_new_slot(2, True, False, counts, 0) == 1      # no η without the discriminative term
+    assert disc_new_slot(2, False, True, counts) == 1
+    assert disc_new_slot(0, False, True, np.array([3, 2, 0, 0])) == 2
+    assert disc_new_slot(2, True, True, counts) == 2       # a singleton keeps its slot and η
+    assert disc_new_slot(2, True, False, counts) == 1      # no η without the discriminative term
 
 
 def test_draw_hyperplanes_equals_explicit_gaussian_reference():

@@ -53,19 +53,13 @@ class DiscriminativeState(CollapsedState):
 
     kernel = staticmethod(ddpm_steps)
 
-    def __init__(self, block, family, labels, rng, Phi: np.ndarray, loss: str, glob=None, stats=None):
-        """``glob`` = (stats, counts, n_total): the rows are one partition of n_total rows, the
-        slots hold the global statistics and counts, ``labels`` are slots of those (kept);
-        ``n`` is then the capacity bound n_total + K0 (new clusters open at slots ≥ K0).
-        ``stats``: the clusters' statistics (as :class:`CollapsedState`'s).  ``Phi`` may have
+    def __init__(self, block, family, labels, rng, Phi: np.ndarray, loss: str, stats=None):
+        """``stats``: the clusters' statistics (as :class:`CollapsedState`'s).  ``Phi`` may have
         more rows than the block (the block's rows first): G and η*'s cost sum over all of them."""
         self.Phi, self.loss, self.code = np.ascontiguousarray(Phi), loss, loss_code(loss)
         self._eta, self._s = np.zeros(self.Phi.shape[1]), np.zeros(len(self.Phi))
         self._reset()
-        super().__init__(block, family, labels if glob is None else np.full(len(self.Phi), -1), rng, stats=stats)
-        if glob is not None:
-            self._reset()
-            adopt_global(self, labels, *glob)
+        super().__init__(block, family, labels, rng, stats=stats)
 
     def _reset(self):
         self.H, self.G = np.zeros((0, self.Phi.shape[1])), np.zeros(0)
@@ -82,28 +76,27 @@ class DiscriminativeState(CollapsedState):
 
     def _bind(self):
         return bind(ddpm_steps, self.family.row_kernels, self._blk, self._hyper, self.state,
-                    self.labels, self.counts, self.meta, self.labels, 0, 0.0, True, 0, 0.0, 1.0, 0,
+                    self.labels, self.counts, self.meta, self.labels, 0, 0.0, True, 0, 0.0,
                     self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
 
     def live(self) -> np.ndarray:
         return np.flatnonzero(self.counts > 0)
 
-    def set_hyperplanes(self, live: np.ndarray, H: np.ndarray, g_scale: float = 1.0) -> None:
-        """η of the live slots; their score columns and G (times ``g_scale``: see
-        :func:`bnpdist.kernels.ddpm.aux_term`) are recomputed (O(n K p))."""
+    def set_hyperplanes(self, live: np.ndarray, H: np.ndarray) -> None:
+        """η of the live slots; their score columns and G (:func:`bnpdist.kernels.ddpm.aux_term`)
+        are recomputed (O(n K p))."""
         self.H[live] = H
         S = self.Phi @ H.T
         self.S[:, live] = S
-        self.G[live] = log_lik(self.loss, S, -1.0).sum(axis=0) * g_scale
+        self.G[live] = log_lik(self.loss, S, -1.0).sum(axis=0)
 
-    def sweep(self, rows, log_alpha: float, disc: bool, w: float, g_scale: float = 1.0,
-              lo: int = 0) -> None:
-        """z_i | z_−i, η for i in ``rows`` (``g_scale``, ``lo``: see :func:`~bnpdist.kernels.ddpm.ddpm_steps`)."""
+    def sweep(self, rows, log_alpha: float, disc: bool, w: float) -> None:
+        """z_i | z_−i, η for i in ``rows`` (:func:`~bnpdist.kernels.ddpm.ddpm_steps`)."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         t = 0
         while t < len(rows):
             t = self._steps(self.labels, self.counts, self.meta, rows, t, float(log_alpha), bool(disc),
-                            self.code, math.sqrt(w), float(g_scale), int(lo), self.Phi, self.H, self.S,
+                            self.code, math.sqrt(w), self.Phi, self.H, self.S,
                             self.G, self.rng, self._out, self._eta, self._s)
             if t < len(rows):
                 self._grow()

@@ -85,7 +85,7 @@ class HMMState(DiscriminativeState):
     def _bind(self):
         return bind(ihmm_steps, self.family.row_kernels, self._blk, self._hyper, self.state,
                     self.labels, self.counts, self.meta, self.N, self.N0, self.rowsum, self.beta,
-                    self.bu, self.prev, self.nxt, self.labels, 0, 1.0, 1.0, True, 0, 0.0, 1.0, 0,
+                    self.bu, self.prev, self.nxt, self.labels, 0, 1.0, 1.0, True, 0, 0.0,
                     self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
 
     def sweep_hmm(self, rows, alpha: float, gamma: float, disc: bool, w: float) -> None:
@@ -95,7 +95,7 @@ class HMMState(DiscriminativeState):
         while t < len(rows):
             t = self._steps(self.labels, self.counts, self.meta, self.N, self.N0, self.rowsum,
                             self.beta, self.bu, self.prev, self.nxt, rows, t, float(alpha),
-                            float(gamma), bool(disc), self.code, math.sqrt(w), 1.0, 0,
+                            float(gamma), bool(disc), self.code, math.sqrt(w),
                             self.Phi, self.H, self.S, self.G, self.rng, self._out, self._eta, self._s)
             if t < len(rows):
                 self._grow()

@@ -57,12 +57,12 @@ def draw_aux(rng, Phi, sqrt_w, loss, eta, s):
 
 
 @numba.njit(nogil=True, cache=True)
-def disc_new_slot(c, singleton, disc, counts, lo):
+def disc_new_slot(c, singleton, disc, counts):
     """The slot a new cluster takes: i's emptied slot when it carries η*, else the lowest free
-    slot ≥ ``lo`` (0 in one stream; a partition keeps the slots shared at the sweep start)."""
+    slot."""
     if disc and singleton:
         return c
-    k = lo
+    k = 0
     while counts[k] > 0:
         k += 1
     return k
@@ -79,34 +79,30 @@ def adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux):
 
 
 @numba.njit(nogil=True, cache=True)
-def aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux):
-    """(log L(+1|s_i*) + Σ_{j≠i} log L(−1|s_j*), g*) for η* (i's own hyperplane if singleton).
-
-    g* = ``g_scale`` · Σ_{j in Phi} log L(−1|s_j*): 1 when ``Phi`` holds every row; n / n_p
-    when it holds one partition's n_p rows (the approximate per-partition iHMM / DIH's
-    estimate of the sum)."""
+def aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, S, G, eta, s_aux):
+    """(log L(+1|s_i*) + Σ_{j≠i} log L(−1|s_j*), g*) for η* (i's own hyperplane if singleton),
+    g* = Σ_{j in Phi} log L(−1|s_j*)."""
     if singleton:
         s, g = S[i, c], G[c]
     else:
-        g = g_scale * draw_aux(rng, Phi, sqrt_w, loss, eta, s_aux)
+        g = draw_aux(rng, Phi, sqrt_w, loss, eta, s_aux)
         s = s_aux[i]
     return log_l(loss, 1.0, s) + g - log_l(loss, -1.0, s), g
 
 
 @numba.njit(nogil=True, cache=True)
-def disc_draw(out, hi, i, c, singleton, disc, rng, Phi, sqrt_w, loss, g_scale, S, G, H, eta, s_aux,
-              counts, lo):
+def disc_draw(out, hi, i, c, singleton, disc, rng, Phi, sqrt_w, loss, S, G, H, eta, s_aux, counts):
     """Draw row i's slot from ``out[0..hi]`` (slot hi: new) after adding the auxiliary η*'s term
     (:func:`aux_term`) to the new-cluster weight; a new cluster takes its slot
     (:func:`disc_new_slot`) and η* (:func:`adopt_aux`).  Returns (slot, whether it is new)."""
     g_aux = 0.0
     if disc:
-        term, g_aux = aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, g_scale, S, G, eta, s_aux)
+        term, g_aux = aux_term(i, c, singleton, rng, Phi, sqrt_w, loss, S, G, eta, s_aux)
         out[hi] += term
     k = draw_index(out, hi, rng)
     if k < hi:
         return k, False
-    k = disc_new_slot(c, singleton, disc, counts, lo)
+    k = disc_new_slot(c, singleton, disc, counts)
     if disc:
         adopt_aux(k, c, singleton, H, S, G, eta, s_aux, g_aux)
     return k, True
@@ -114,14 +110,13 @@ def disc_draw(out, hi, i, c, singleton, disc, rng, Phi, sqrt_w, loss, g_scale, S
 
 @numba.njit(nogil=True, cache=True)
 def ddpm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, rows, start,
-               log_alpha, disc, loss, sqrt_w, g_scale, lo, Phi, H, S, G, rng, out, eta, s_aux):
+               log_alpha, disc, loss, sqrt_w, Phi, H, S, G, rng, out, eta, s_aux):
     """Resample z_i for i = rows[start:], return the index of the first step not run (capacity
-    full: the driver grows the state and resumes).  Every row must be assigned on entry.
-    ``g_scale``, ``lo``: see :func:`aux_term`, :func:`disc_new_slot` (1.0 and 0: exact)."""
+    full: the driver grows the state and resumes).  Every row must be assigned on entry."""
     cap = counts.shape[0]
     hi = meta[0]
     for t in range(start, rows.shape[0]):
-        if max(hi, lo) >= cap:
+        if hi >= cap:
             meta[0] = hi
             return t
         i = rows[t]
@@ -141,8 +136,7 @@ def ddpm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, r
                 if disc:
                     out[k] += log_l(loss, 1.0, S[i, k]) - log_l(loss, -1.0, S[i, k])
         out[hi] += log_alpha
-        k, fresh = disc_draw(out, hi, i, c, singleton, disc, rng, Phi, sqrt_w, loss, g_scale, S, G, H,
-                             eta, s_aux, counts, lo)
+        k, fresh = disc_draw(out, hi, i, c, singleton, disc, rng, Phi, sqrt_w, loss, S, G, H, eta, s_aux, counts)
         if k >= hi:
             hi = k + 1
         add_row(xa, xb, hyper, state, k, 1.0)

@@ -43,14 +43,13 @@ def _move(N, N0, rowsum, j, k, l, d):
 
 @numba.njit(nogil=True, cache=True)
 def ihmm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, N, N0, rowsum,
-               beta, bu, prev, nxt, rows, start, alpha, gamma, disc, loss, sqrt_w, g_scale, lo, Phi,
+               beta, bu, prev, nxt, rows, start, alpha, gamma, disc, loss, sqrt_w, Phi,
                H, S, G, rng, out, eta, s_aux):
-    """Resample z_t for t = rows[start:]; return the first step not run (capacity full).
-    ``g_scale``, ``lo`` as in :func:`bnpdist.kernels.ddpm.ddpm_steps` (1.0 and 0: exact)."""
+    """Resample z_t for t = rows[start:]; return the first step not run (capacity full)."""
     cap = counts.shape[0]
     hi = meta[0]
     for step in range(start, rows.shape[0]):
-        if max(hi, lo) >= cap:
+        if hi >= cap:
             meta[0] = hi
             return step
         t = rows[step]
@@ -81,8 +80,7 @@ def ihmm_steps(log_pred_row, add_row, blk, hyper, state, labels, counts, meta, N
             if disc:
                 out[k] += log_l(loss, 1.0, S[t, k]) - log_l(loss, -1.0, S[t, k])
         out[hi] += math.log(alpha * bu[0]) + (math.log(beta[l]) if l >= 0 else 0.0)
-        k, fresh = disc_draw(out, hi, t, c, singleton, disc, rng, Phi, sqrt_w, loss, g_scale, S, G, H,
-                             eta, s_aux, counts, lo)
+        k, fresh = disc_draw(out, hi, t, c, singleton, disc, rng, Phi, sqrt_w, loss, S, G, H, eta, s_aux, counts)
         if k >= hi:
             hi = k + 1
         if fresh:
