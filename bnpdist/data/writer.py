@@ -16,29 +16,29 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .atomic import tmp_beside
+from .atomic import tmp_beside, write_text
 from .blocks import CSRBlock, as_block
+from .locate import check_words
 from .schema import COUNTS, DOC_ID, FEATURES, ID, LABEL, SEQUENCE_ID, T, TOKENS
 
 DEFAULT_ROW_GROUP_SIZE = 10_000
 
 
-def _check_vocab(vocab: Sequence[str]) -> list[str]:
+def _check_vocab(vocab: Sequence[str], where: str) -> list[str]:
+    """The words as strings, if a reader will accept them (:func:`~bnpdist.data.locate.check_words`)
+    and none holds a line break."""
     vocab = [str(tok) for tok in vocab]
     if any("\n" in tok or "\r" in tok for tok in vocab):
         raise ValueError("vocabulary tokens must not contain line breaks")
+    check_words(tuple(vocab), where, "line", 1)
     return vocab
 
 
 def write_vocab(directory, vocab: Sequence[str]) -> Path:
     """Write ``vocab.txt`` (one token per line) into ``directory`` atomically."""
-    vocab = _check_vocab(vocab)
-    path = os.path.join(os.fspath(directory), "vocab.txt")
-    tmp = os.fspath(tmp_beside(path))
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("".join(f"{tok}\n" for tok in vocab))
-    os.replace(tmp, path)
-    return Path(path)
+    path = Path(os.fspath(directory)) / "vocab.txt"
+    write_text(path, "".join(f"{tok}\n" for tok in _check_vocab(vocab, str(path))))
+    return path
 
 
 def _keys(values) -> pa.Array:
@@ -144,7 +144,7 @@ class BowWriter(RowGroupWriter):
     def __init__(self, path, *, vocab: Sequence[str] | None = None,
                  row_group_size: int = DEFAULT_ROW_GROUP_SIZE, counts_type: str | None = None):
         super().__init__(path, row_group_size=row_group_size)
-        self.vocab = None if vocab is None else _check_vocab(vocab)
+        self.vocab = None if vocab is None else _check_vocab(vocab, os.path.join(os.path.dirname(os.fspath(self.path)), "vocab.txt"))
         self.counts_type = counts_type
 
     def write(self, block, *, labels=None, doc_ids=None, sequence_id=None, t=None) -> None:
