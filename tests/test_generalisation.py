@@ -10,7 +10,7 @@ import pytest
 
 from bnpdist.league import Record, run_league
 from bnpdist.league.entrants import Entrant
-from bnpdist.league.generalisation import ESTIMATORS, group, render, rows, verdicts
+from bnpdist.league.generalisation import group, render, rows, verdicts
 from bnpdist.league.sets import SETS, SetSpec
 from bnpdist.league.split import half, name_seed
 from bnpdist.league.wide_sets import WIDE_SETS
@@ -180,4 +180,3 @@ def test_the_job_caches_the_peers_and_refits_the_default(tmp_path):
     assert calls == [("default", False), ("bgm", True), ("gmm-bic", True)]
     assert "check | dense | 1 |" in first and "check | dense | 1 |" in second
     assert "--merge" in second and (tmp_path / "generalisation.md").is_file()
-    assert set(ESTIMATORS) >= {"default", "bgm", "gmm-bic", "gsdmm", "tfidf-kmeans-true-k", "lda-true-k"}

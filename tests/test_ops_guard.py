@@ -103,7 +103,7 @@ def test_stores_refuse_their_inputs_and_model_folders(bars_folder, bars_model, t
                  ["stream", "--watch", bars_folder, "--model", bars_model, "--once"],
                  ["recluster", "--new", bars_folder, "--model", bars_model / "store"]):
         res = invoke(*args)
-        assert res.exit_code == 2, (args, res.output)
+        assert res.exit_code == 2 and str(args[4]) in res.output and "give" in res.output, (args, res.output)
     assert _tree(bars_model) == before and not (bars_folder / "store").exists()
 
 

@@ -58,8 +58,12 @@ class Row:
     why: str = ""
 
 
+def _timed_out(r: Record) -> bool:
+    return (r.error or "").startswith("timeout")
+
+
 def _peer_note(r: Record) -> str:
-    return f"{r.estimator} {'timeout' if (r.error or '').startswith('timeout') else 'failed'}"
+    return f"{r.estimator} {'timeout' if _timed_out(r) else 'failed'}"
 
 
 def rows(records: list[Record]) -> list[Row]:
@@ -112,7 +116,12 @@ class Verdict:
 
     @property
     def needed(self) -> int:
-        return int(np.ceil(RULES[self.kind][2] * self.judged))
+        return _needed(self.kind, self.judged)
+
+
+def _needed(kind: str, judged: int) -> int:
+    """Rows a target needs met: its share (RULES) of the judged rows, rounded up."""
+    return int(np.ceil(RULES[kind][2] * judged))
 
 
 def verdicts(all_rows: list[Row]) -> list[Verdict]:
@@ -127,7 +136,7 @@ def verdicts(all_rows: list[Row]) -> list[Verdict]:
             met = sum(r.met for r in judged)
             floors = sum(r.floor is False for r in rs)
             speed = [r for r in rs if r.speed is not None]
-            passed = None if not judged else bool(met >= np.ceil(RULES[kind][2] * len(judged)) and floors == 0)
+            passed = None if not judged else bool(met >= _needed(kind, len(judged)) and floors == 0)
             out.append(Verdict(g, kind, len(rs), len(judged), met, floors, sum(r.speed for r in speed),
                                len(speed), passed))
     return out
@@ -140,7 +149,7 @@ def _fmt(r: Record | None) -> str:
     if r is None:
         return ""
     if r.ami is None:
-        return "timeout" if (r.error or "").startswith("timeout") else "error"
+        return "timeout" if _timed_out(r) else "error"
     return f"{r.ami:.3f} K {r.k}"
 
 

@@ -21,10 +21,12 @@ from ..data.blocks import CSRBlock
 BGM_COMPONENTS = 25
 
 
-def bgm_labels(X: np.ndarray, seed: int, weights: str) -> np.ndarray:
-    """``weights``: "dirichlet_process" or "dirichlet_distribution"."""
+def bgm_labels(X: np.ndarray, seed: int, weights: str, n_components: int | None = None) -> np.ndarray:
+    """``weights``: "dirichlet_process" or "dirichlet_distribution"; ``n_components`` (None:
+    min(BGM_COMPONENTS, n))."""
     from sklearn.mixture import BayesianGaussianMixture
-    return BayesianGaussianMixture(n_components=min(BGM_COMPONENTS, len(X)), covariance_type="full",
+    k = min(BGM_COMPONENTS, len(X)) if n_components is None else n_components
+    return BayesianGaussianMixture(n_components=k, covariance_type="full",
                                    weight_concentration_prior_type=weights,
                                    random_state=seed).fit_predict(X)
 
@@ -46,11 +48,8 @@ BGM_N10_MAX = 30
 
 
 def bgm_n10_labels(X: np.ndarray, seed: int) -> np.ndarray:
-    from sklearn.mixture import BayesianGaussianMixture
-    k = max(1, min(BGM_N10_MAX, len(X) // 10))
-    return BayesianGaussianMixture(n_components=k, covariance_type="full",
-                                   weight_concentration_prior_type="dirichlet_process",
-                                   random_state=seed).fit_predict(X)
+    """DP weights, min(BGM_N10_MAX, n/10) components."""
+    return bgm_labels(X, seed, "dirichlet_process", max(1, min(BGM_N10_MAX, len(X) // 10)))
 
 
 def gmm_bic_labels(X: np.ndarray, k_max: int, seed: int) -> np.ndarray:

@@ -19,12 +19,10 @@ from ..evidence import TIE_NATS, add_terms, bound
 from ..hyper import build
 from ..partition_tasks import e_step_part
 from . import fit, moves, splits
-from .state import hard_labels
+from .state import FITTED
 
 #: the walk in c stops after this many fits in a row that do not lead the best by more than the tie
 WALK_PATIENCE = 2
-#: what a fit sets on the estimator (restored when an earlier fit is kept)
-FITTED = ("stats_", "U_", "ek_", "n_iter_", "n_rows_seen_", "prior_", "obs_", "n_features_in_", "history_")
 
 
 def applies(est, s) -> bool:
@@ -48,8 +46,8 @@ def soft_bound(est, s) -> float:
 
 
 def _scored(est, s, values) -> tuple:
-    labels = hard_labels(est, s) if s.labels is None else s.labels
-    return soft_bound(est, s), values, {k: est.__dict__[k] for k in FITTED}, s.snap, labels
+    """(bound, θ, the fitted attributes, last snapshot, hard labels or None: scored when kept)."""
+    return soft_bound(est, s), values, {k: est.__dict__[k] for k in FITTED}, s.snap, s.labels
 
 
 def run(est, s):

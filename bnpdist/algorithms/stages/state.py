@@ -49,6 +49,10 @@ def warm_ep(est, s: FitState, stats):
         yield snap
 
 
+#: what :func:`absorb` sets on the estimator (a kept fit is restored by them)
+FITTED = ("stats_", "U_", "ek_", "n_iter_", "n_rows_seen_", "prior_", "obs_", "n_features_in_", "history_")
+
+
 def absorb(est, snap, family, prior) -> None:
     """The fitted state of ``snap`` on the estimator; ``n_iter_`` counts it when it ends a pass."""
     est.stats_, est.U_, est.ek_ = snap.stats, float(snap.U), np.asarray(snap.ek)
