@@ -92,6 +92,15 @@ def _pieces_of(read, sources: list):
     return partition
 
 
+def worker_env() -> dict:
+    """What every Python worker needs: :data:`~bnpdist.distributed.engine.WORKER_ENV` and this
+    process's numba cache folder."""
+    env = dict(WORKER_ENV)
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
+    return env
+
+
 def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: bool = False, conf: dict | None = None):
     """A Spark session on ``master`` (``local[2]``, ``spark://host:7077``, ``yarn``; None: the
     one spark-submit configured, else ``local[*]``) whose
@@ -106,9 +115,7 @@ def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: b
     given = SparkConf(loadDefaults=submitted)           # its settings: kept, ours only fill gaps
     master = master or given.get("spark.master", "local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    env = dict(WORKER_ENV)
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
+    env = worker_env()
     settings = {"spark.pyspark.python": os.environ["PYSPARK_PYTHON"], "spark.ui.enabled": str(bool(ui)).lower(),
                 "spark.driver.maxResultSize": "0", "spark.python.worker.reuse": "true",
                 "spark.ui.showConsoleProgress": "false",
@@ -152,10 +159,8 @@ class SparkEngine(Engine):
         self._own = session is None and SparkContext._active_spark_context is None
         self.session = session if session is not None else spark_session(master, ui=ui)
         self.sc = self.session.sparkContext
-        for k, v in WORKER_ENV.items():                 # Python workers started from now on
+        for k, v in worker_env().items():               # Python workers started from now on
             self.sc.environment.setdefault(k, v)
-        if os.environ.get("NUMBA_CACHE_DIR"):
-            self.sc.environment.setdefault("NUMBA_CACHE_DIR", os.environ["NUMBA_CACHE_DIR"])
         self.out_of_core = None if out_of_core is None else os.fspath(out_of_core)
         self._persisted: list = []      # RDDs persisted here, unpersisted on close
         self._broadcasts: list = []     # in-memory pieces, destroyed on close
@@ -298,8 +303,8 @@ class SparkEngine(Engine):
         """Fold ``items`` on the driver in partition order (:func:`fold_in_order`)."""
         return fold_in_order(self._values(list(items)), combine, fan_in)
 
-    def fold(self, items, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
-        return self.reduce(items, combine, fan_in=fan_in)
+    #: the reduction's value stays on the driver, where every value of this engine lies
+    fold = reduce
 
     def apply(self, fn: Callable, *args):
         """``fn(*args)`` on the driver."""
