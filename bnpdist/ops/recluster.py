@@ -187,7 +187,6 @@ def recluster(store, engine, new_sources, make_estimator, *, ep_passes: int = 10
             write_assignments(folder / ASSIGNMENTS, [k[1] for k in keys], stable, prob, files)
             write_lineage(folder, lin, est.stats_.n)
 
-        version = store.publish(est, manifest, extra)
-        store.prune(keep)
+        version = store.publish(est, manifest, extra, keep=keep)
         log.info("published %s: %d new files, K=%d", version, len(fresh), est.n_clusters_)
         return ReclusterResult(version, [v.path for v in fresh], est.n_clusters_)

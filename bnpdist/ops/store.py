@@ -119,9 +119,10 @@ class ModelStore:
             name = _stamp()
         return name
 
-    def publish(self, est, manifest: Manifest, write_extra=None) -> Path:
-        """Write a new version (model + manifest [+ ``write_extra(folder)``]) and switch
-        ``latest`` to it; return its folder. Call while holding :meth:`lock`."""
+    def publish(self, est, manifest: Manifest, write_extra=None, keep: int | None = None) -> Path:
+        """Write a new version (model + manifest [+ ``write_extra(folder)``]), switch ``latest``
+        to it and, given ``keep``, :meth:`prune` to that many versions; return its folder. Call
+        while holding :meth:`lock`."""
         final = self.root / self._new_name()
         with new_dir(final) as tmp:
             est.save(tmp)
@@ -132,6 +133,8 @@ class ModelStore:
         os.symlink(final.name, link)
         os.replace(link, self.root / LATEST)
         fsync_dir(self.root)
+        if keep is not None:
+            self.prune(keep)
         return final
 
     def rollback(self, to: str | None = None) -> tuple[str, str]:

@@ -68,8 +68,9 @@ def check_fits(est, corpus) -> str | None:
 
 
 def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator, vocab_size=None,
-              result: StreamResult | None = None):
-    """Fold the new file of verdict ``v`` in and publish; return ``(est, manifest, outcome)``.
+              result: StreamResult | None = None, keep: int | None = None):
+    """Fold the new file of verdict ``v`` in and publish (keeping ``keep`` versions, None: all);
+    return ``(est, manifest, outcome)``.
 
     ``outcome``: "consumed"; "quarantined" (bad file); "retry" (its vocabulary sidecar was
     quarantined: read it again); "wait" (no vocabulary yet, or the file changed while read:
@@ -110,30 +111,28 @@ def fold_file(store, engine, est, manifest: Manifest, v: Verdict, make_estimator
     manifest = manifest.add(Entry(v.path, v.size, v.sha256, data.n_total, heldout))
     ids = row_ids(corpus)
     store.publish(est, manifest, lambda folder: write_assignments(
-        folder / ASSIGNMENTS, ids, cluster, prob, [v.sha256] * len(ids)))
+        folder / ASSIGNMENTS, ids, cluster, prob, [v.sha256] * len(ids)), keep=keep)
     log.info("folded in %s (%d rows): K=%d", v.path, data.n_total, est.n_clusters_)
     return est, manifest, "consumed"
 
 
 def _round(store, engine, est, manifest, arrivals, todo, make_estimator, vocab_size, result,
            progress, keep):
-    """One pass over the listed files, pruning the store to ``keep`` versions after each
-    publish; return ``(est, manifest, earliest ready_at or None)``."""
+    """One pass over the listed files (each publish prunes the store to ``keep`` versions);
+    return ``(est, manifest, earliest ready_at or None)``."""
     ready_at = None
     for path in (progress(todo, len(todo)) if progress and todo else todo):
         for _ in range(len(VOCAB_FILES) + 1):     # a bad sidecar is quarantined, then read again
             v = arrivals.classify(path, manifest)
             if v.kind == "new":
                 est, manifest, outcome = fold_file(store, engine, est, manifest, v, make_estimator,
-                                                   vocab_size, result)
+                                                   vocab_size, result, keep)
                 if outcome == "retry":
                     continue
                 if outcome == "wait":
                     v = Verdict("wait", path, ready_at=time.time() + max(arrivals.settle, 1.0))
                 else:
                     getattr(result, outcome).append(path)
-                if outcome == "consumed":
-                    store.prune(keep)
             elif v.kind in ("changed", "bad"):
                 quarantine(path, v.reason)
                 result.quarantined.append(path)
