@@ -3,15 +3,12 @@
 
     python jobs/diagnose_generalisation.py truth SET [SET ...]        # log joint: fit, truth, one cluster
     python jobs/diagnose_generalisation.py beta SET 50,200,800,3200    # DP(1), Multinomial(β) fits
-    python jobs/diagnose_generalisation.py criterion evidence 0,1,2 SET[,SET ...]
 
 ``truth``: the default fit, then the partition log joint log p(x, z | θ̂) (the family's marginal
 of each cluster plus the prior's EPPF) under the fit's own family and prior, of the fit's labels,
 the true labels and one cluster: where the truth scores higher, the optimiser missed a partition
 the model prefers; where it scores lower, the model prefers what was found.  ``beta``: text fits
-with β fixed, the same comparison at each β.  ``criterion evidence``: the default with the bag-of-words
-families' search scored by the evidence (the log joint after one ADF pass, the Gaussian families'
-criterion) instead of the held-out log predictive (a probe: it sets the families' ``search_by``).
+with β fixed, the same comparison at each β.
 """
 from __future__ import annotations
 
@@ -24,9 +21,8 @@ from sklearn.metrics import adjusted_mutual_info_score as ami
 from bnpdist import BNPMixture
 from bnpdist.algorithms.evidence import partition_log_joint
 from bnpdist.data.blocks import as_block
-from bnpdist.league import run_league
 from bnpdist.league.wide_sets import WIDE_SETS
-from bnpdist.obs import Multinomial, Polya
+from bnpdist.obs import Multinomial
 from bnpdist.priors import DP
 
 
@@ -56,19 +52,10 @@ def beta(name, betas):
               f"AMI {s['fit'][2]:.3f}; log joint fit {s['fit'][1]:.1f}, truth {s['truth'][1]:.1f}")
 
 
-def criterion(kind, seeds, names):
-    if kind == "evidence":
-        Multinomial.search_by = Polya.search_by = "evidence"
-    for r in run_league(names, ["default"], seeds):
-        print(f"{kind} {r.set} seed {r.seed}: AMI {r.ami:.3f} K {r.k} CPU {r.cpu:.1f}")
-
-
 if __name__ == "__main__":
     warnings.filterwarnings("ignore")
     what, args = sys.argv[1], sys.argv[2:]
     if what == "truth":
         truth(args)
-    elif what == "beta":
-        beta(args[0], [float(b) for b in args[1].split(",")])
     else:
-        criterion(args[0], [int(s) for s in args[1].split(",")], args[2].split(","))
+        beta(args[0], [float(b) for b in args[1].split(",")])
