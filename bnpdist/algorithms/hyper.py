@@ -46,7 +46,7 @@ A Gaussian's covariance structure (:data:`~bnpdist.obs.gaussian.COVARIANCES`, wh
 loop: the search above runs for each structure, and the best of the two is kept.
 
 Ties are won by the candidate nearest the defaults, so a flat or noisy direction (often the
-mass a) costs three candidates, not a walk; for count data σ's ties go to :data:`COUNT_SIGMA`.
+mass a) costs three candidates, not a walk.
 The Gaussian's NIW scale is searched as the within-cluster fraction c (E[Σ] = c·C of the data
 covariance C); κ0 keeps its vague default (:data:`~bnpdist.obs.gaussian.KAPPA0`, tied to c below
 the default c: :func:`~bnpdist.obs.gaussian.default_kappa0`): the evidence prefers larger κ0,
@@ -78,11 +78,6 @@ STEP, WIDTH, MAX_EXTEND = 2, 1, 3
 #: discounts tried when the prior is unset (σ = 0: the DP); τ of the NGGP candidates
 SIGMAS = (0.0, 0.25, 0.5, 0.75)
 TAU = 1.0
-#: count data (bag-of-words): σ ties go to the value nearest COUNT_SIGMA, not to the DP (the search
-#: still starts from DP(1)).  Word and cluster frequencies of text follow power laws, which σ > 0
-#: gives the cluster sizes (Goldwater, Griffiths & Johnson 2006; Teh 2006), so where the evidence
-#: does not separate the discounts a moderate σ is kept
-COUNT_SIGMA = 0.25
 #: bag-of-words, ``obs=None``: each Pólya concentration s (:data:`~bnpdist.obs.multinomial.S_VALUES`)
 #: is tried with β·4^k for k in BURST_BETA
 BURST_BETA = (0, 1, 2)
@@ -186,9 +181,6 @@ class _Search:
         self.scores: dict = {}       # _key(grid position) -> log joint
         self.tried: list = []        # (values, score) in evaluation order
         self.ranges = TEXT_RANGES if "obs.s" in start else {}
-        # grid positions ties go to (0 elsewhere: the start)
-        self.home = ({"prior.sigma": start["prior.sigma"].index(COUNT_SIGMA)}
-                     if family.block_kind == "csr" and "prior.sigma" in start else {})
 
     def values(self, pos: dict) -> dict:
         """Grid positions → values: start·2^j for log coordinates, the j-th choice for discrete
@@ -219,7 +211,7 @@ class _Search:
             self.tried.append((self.values(c), self.scores[_key(c)]))
         top = max(candidates, key=lambda c: self.scores[_key(c)])
         ties = [c for c in candidates if self.tie(top, c)]
-        return min(ties, key=lambda c: (sum(abs(j - self.home.get(k, 0)) for k, j in c.items()),
+        return min(ties, key=lambda c: (sum(abs(j) for j in c.values()),
                                         -self.scores[_key(c)]))
 
     def tie(self, top: dict, c: dict) -> bool:
