@@ -113,6 +113,8 @@ _SPECS = [
     _d("directions-a", drawn.directional, "von Mises–Fisher-like unit rows, d 100–300, 5–20 clusters"),
     _d("directions-b", drawn.directional, "the same, another draw, cosine to the mean 0.2–0.4",
        cosine=(0.2, 0.4)),
+    _d("directions-c", drawn.directional, "von Mises–Fisher-like unit rows, another draw"),
+    _d("directions-d", drawn.directional, "von Mises–Fisher-like unit rows, another draw"),
     # generated: Gaussian shapes
     _d("gauss-small", G, "150–300 rows: 3–5 clusters of 30–60 in d 2–6", d_range=(2, 6), k_range=(3, 5),
        per_cluster=(30, 60)),
@@ -149,6 +151,8 @@ _SPECS = [
     _d("counts-a", drawn.counts, "Poisson counts, 3–10 clusters, d 5–40"),
     _d("counts-b", drawn.counts, "overdispersed counts (negative binomial, φ 0.2–1)", dispersion=(0.2, 1.0)),
     _d("counts-sparse", drawn.counts, "sparse counts: means 0.05–2, d 20–60", rate=(0.05, 2.0),
+       d_range=(20, 60)),
+    _d("counts-sparse-a", drawn.counts, "sparse counts, another draw", rate=(0.05, 2.0),
        d_range=(20, 60)),
     _d("binary-a", drawn.binary, "0/1 columns, Beta(0.3–1) probabilities, d 10–60"),
     _d("binary-b", drawn.binary, "0/1 columns, Beta(1–2): weaker, d 20–80", a=(1.0, 2.0), d_range=(20, 80)),
