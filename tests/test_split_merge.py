@@ -20,7 +20,7 @@ from bnpdist.algorithms import gibbs as marked_gibbs
 from bnpdist.algorithms.marked import run_marked
 from bnpdist.data.blocks import take_rows
 from bnpdist.distributed import LocalEngine
-from bnpdist.exact import exact_posterior, gof_test
+from bnpdist.exact import canonical, exact_posterior, gof_test, set_partitions
 from bnpdist.inference.ddpm import DiscriminativeState
 from bnpdist.inference.gibbs import CollapsedState
 from bnpdist.kernels.ddpm import bind
@@ -87,8 +87,9 @@ def test_moves_alone_keep_the_exact_posterior(monkeypatch, family, prior, P):
 
 @pytest.mark.parametrize("loss,P", [("lr", 1), ("svm", 2), ("lr", 3)])
 def test_discriminative_moves_alone_keep_the_exact_posterior(monkeypatch, loss, P):
-    """Split proposes η* from its prior, merge drops z_j's η: with the driver's η | z step the
-    moves alone sample the DDPM's posterior (η integrated by quadrature, ``tests/test_ddpm.py``)."""
+    """Split draws the new clusters' η from the EM proposal Q(η | z), merge scores the removed
+    ones under it: with the driver's η | z step the moves alone sample the DDPM's posterior (η
+    integrated by quadrature, ``tests/test_ddpm.py``)."""
     ok, msg = verdict(ddpm_moves_chain(monkeypatch, loss, P), exact_ddpm(1.0, 4.0, loss))
     assert ok, msg
 
@@ -121,6 +122,42 @@ def test_referee_rejects_moves_without_the_hyperplanes(monkeypatch):
     monkeypatch.setattr(split_merge, "log_ratio", _without_disc)
     ok, msg = verdict(ddpm_moves_chain(monkeypatch, "lr", 2), exact_ddpm(1.0, 4.0, "lr"))
     assert not ok, msg
+
+
+@pytest.mark.parametrize("family,P", [("gaussian", 1), ("multinomial", 2), ("bernoulli", 3)])
+def test_target_ratio_of_every_move_is_the_enumerated_one(monkeypatch, family, P):
+    """The Hastings ratio's target part, as :func:`~bnpdist.algorithms.split_merge.moves`
+    computes it, against enumeration: from every set partition of the 5 rows, moves forced to
+    accept (ratio ±∞); each accepted split (merge) must have had g_apart − g_together =
+    log π(apart | x) − log π(together | x) (DP, so U drops out) and log_parts = log P."""
+    fam, X = referee.DATA[family]
+    pr = referee.PRIORS["dp"]
+    parts, probs = exact_posterior(pr, fam, X)
+    index = {tuple(z): r for r, z in enumerate(parts)}
+    seen = {"split": 0, "merge": 0}
+    for r, z in enumerate(set_partitions(5)):
+        for sign, kind in ((np.inf, "split"), (-np.inf, "merge")):
+            for seed in range(3):
+                calls = []
+
+                def record(g_apart, g_together, logq, log_parts, d_disc):
+                    calls.append((g_apart - g_together, log_parts, d_disc))
+                    return sign
+
+                monkeypatch.setattr(split_merge, "log_ratio", record)
+                K = int(z.max()) + 1
+                new, stats, *_ = split_merge.moves(X, fam, z, fam.stats_hard(X, z, K), pr, 1.0, P,
+                                                   np.random.default_rng(seed), n_moves=1)
+                after = index[tuple(canonical(new))]
+                if after == r:
+                    continue
+                seen[kind] += 1
+                (d, log_parts, d_disc), = calls
+                apart, together = (after, r) if kind == "split" else (r, after)
+                np.testing.assert_allclose(d, np.log(probs[apart] / probs[together]), rtol=1e-9, atol=1e-9)
+                assert log_parts == pytest.approx(np.log(P)) and d_disc == 0.0
+                np.testing.assert_allclose(stats.n, np.bincount(new), rtol=0)
+    assert seen["split"] > 20 and seen["merge"] > 20, seen
 
 
 @pytest.mark.parametrize("family", ["gaussian", "multinomial", "bernoulli"])
