@@ -1,9 +1,10 @@
 """Referee: the split–merge moves on a partition's own clusters (:mod:`bnpdist.algorithms.split_merge`)
 keep the exact posterior on 1, 2 and 3 partitions.
 
-The moves run after every sweep of the marked Gibbs and DDPM samplers, whose referees
-(``tests/test_gibbs_partitions.py``, ``tests/test_ddpm_marked.py``, on two worker processes
-``tests/test_distributed_processes.py``) therefore cover sweep and moves together.  Here the
+The moves run after every sweep of the marked Gibbs, annealing and DDPM samplers, whose referees
+(``tests/test_gibbs_partitions.py``, ``tests/test_anneal_partitions.py``,
+``tests/test_ddpm_marked.py``, on two worker processes ``tests/test_distributed_processes.py``)
+therefore cover sweep and moves together.  Here the
 single-row sweep is switched off, so the chain is the moves alone with the driver's steps (U,
 re-marking, η): ergodic on set partitions (every split is a possible scan, every pair of
 clusters meets on one partition), it must match the enumerated posterior by itself, and fails
@@ -34,6 +35,8 @@ P_MIN = 1e-3
 SWEEPS = 12_000 if FULL else 3_000
 #: thinning of the moves-only chains (integrated autocorrelation of the pair indicators ≤ 2 after it)
 THIN = 3
+#: moves per sweep in the moves-only chains (the samplers' default is one, after a full sweep)
+MOVES = 4
 
 CASES = [("gaussian", "dp", 1), ("multinomial", "nggp", 2), ("gaussian", "nggp", 3), ("bernoulli", "dp", 3)]
 if FULL:
@@ -61,6 +64,7 @@ def verdict(labels, probs):
 
 def moves_chain(monkeypatch, family, block, prior, P, sweeps=SWEEPS):
     monkeypatch.setattr(marked_gibbs, "CollapsedState", NoSweep)
+    monkeypatch.setattr(split_merge, "MOVES", MOVES)
     engine = LocalEngine()
     data = engine.partitions(block, n_partitions=P)
     snaps = run_marked(engine, data, family, prior, marked_gibbs.sweep_task, n_iter=sweeps, random_state=1,
@@ -70,6 +74,7 @@ def moves_chain(monkeypatch, family, block, prior, P, sweeps=SWEEPS):
 
 def ddpm_moves_chain(monkeypatch, loss, P, sweeps=SWEEPS):
     monkeypatch.setattr(ddpm, "DiscriminativeState", NoDiscSweep)
+    monkeypatch.setattr(split_merge, "MOVES", MOVES)
     engine = LocalEngine()
     snaps = ddpm.run_ddpm_marked(engine, engine.partitions(X_DDPM, n_partitions=P), FAM, DP(1.0), loss=loss,
                                  w=4.0, n_iter=sweeps, warmup=0, Phi=PHI, random_state=1,

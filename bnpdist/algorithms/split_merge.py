@@ -60,7 +60,7 @@ LAUNCH_SCANS = 3
 EM_STEPS = 10
 EM_MARGIN = 1e-3
 #: moves a partition makes after each sweep (docs/SAMPLERS.md, "Split–merge moves")
-MOVES = 4
+MOVES = 1
 
 
 @dataclass(frozen=True)
@@ -122,9 +122,10 @@ def log_ratio(g_apart: float, g_together: float, logq: float, log_parts: float, 
 
 
 def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, P: int,
-          rng: np.random.Generator, n_moves: int = MOVES, disc: Hyperplanes | None = None):
-    """``n_moves`` split–merge moves on a partition's clusters: ``labels`` (0..K−1, −1: not
-    assigned) of the rows of ``block``, their ``stats``; ``disc`` their hyperplanes, if any.
+          rng: np.random.Generator, n_moves: int | None = None, disc: Hyperplanes | None = None):
+    """``n_moves`` (None: :data:`MOVES`) split–merge moves on a partition's clusters: ``labels``
+    (0..K−1, −1: not assigned) of the rows of ``block``, their ``stats``; ``disc`` their
+    hyperplanes, if any.
     Returns (labels, stats, H or None, splits accepted, merges accepted), labels renumbered
     by first appearance."""
     labels = np.array(labels, dtype=np.int64)
@@ -135,7 +136,7 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
         return labels, stats, H, splits, merges
     blk, hyper, log_parts = kernel_block(block), family.kernel_hyper(), math.log(P)
     out, cap = np.empty(3), 3
-    for _ in range(int(n_moves)):
+    for _ in range(MOVES if n_moves is None else int(n_moves)):
         a, b = rng.choice(len(assigned), 2, replace=False)
         i, j = assigned[a], assigned[b]
         ci, cj = labels[i], labels[j]
