@@ -151,7 +151,7 @@ def test_target_ratio_of_every_move_is_the_enumerated_one(monkeypatch, family, P
 
                 monkeypatch.setattr(split_merge, "log_ratio", record)
                 K = int(z.max()) + 1
-                new, stats, *_ = split_merge.moves(X, fam, z, fam.stats_hard(X, z, K), pr, 1.0, P,
+                new, stats, _ = split_merge.moves(X, fam, z, fam.stats_hard(X, z, K), pr, 1.0, P,
                                                    np.random.default_rng(seed), n_moves=1)
                 after = index[tuple(canonical(new))]
                 if after == r:

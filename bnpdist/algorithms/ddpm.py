@@ -98,7 +98,7 @@ def sweep_task(pieces, seed, own, glob):
     labels, slots = remap_labels(st.labels)
     stats = family.stats_from_state(st.state, int(st.meta[0])).take(slots)
     planes = split_merge.Hyperplanes(st.H[slots], Phi, loss, w, on=disc)
-    labels, stats, H, *_ = split_merge.moves(held.rows, family, labels, stats, prior, U, P, rng, disc=planes)
+    labels, stats, H = split_merge.moves(held.rows, family, labels, stats, prior, U, P, rng, disc=planes)
     return Holder(held.rows, held.ids, labels), (np.bincount(labels, minlength=stats.K), stats, H)
 
 

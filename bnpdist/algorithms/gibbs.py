@@ -37,7 +37,7 @@ def sweep_task(pieces, seed, own, glob):
     state.run(rows, rows, prior, U, parts=P)
     labels, slots = remap_labels(state.labels)
     stats = family.stats_from_state(state.state, int(state.meta[0])).take(slots)
-    labels, stats, *_ = split_merge.moves(held.rows, family, labels, stats, prior, U, P, state.rng)
+    labels, stats, _ = split_merge.moves(held.rows, family, labels, stats, prior, U, P, state.rng)
     return Holder(held.rows, held.ids, labels), (np.bincount(labels, minlength=stats.K), stats)
 
 

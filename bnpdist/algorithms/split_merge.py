@@ -42,10 +42,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-from ..data.blocks import take_rows
 from scipy.linalg import cho_solve, solve_triangular
 
+from ..data.blocks import take_rows
 from ..inference.discriminative import log_lik, mean_weights
 from ..inference.labels import remap_labels
 from ..kernels.ddpm import bind
@@ -126,14 +125,12 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
     """``n_moves`` (None: :data:`MOVES`) split–merge moves on a partition's clusters: ``labels``
     (0..K−1, −1: not assigned) of the rows of ``block``, their ``stats``; ``disc`` their
     hyperplanes, if any.
-    Returns (labels, stats, H or None, splits accepted, merges accepted), labels renumbered
-    by first appearance."""
+    Returns (labels, stats, H or None), labels renumbered by first appearance."""
     labels = np.array(labels, dtype=np.int64)
     H = None if disc is None else np.array(disc.H, dtype=np.float64).reshape(stats.K, disc.Phi.shape[1])
     assigned = np.flatnonzero(labels >= 0)
-    splits = merges = 0
     if len(assigned) < 2:
-        return labels, stats, H, splits, merges
+        return labels, stats, H
     blk, hyper, log_parts = kernel_block(block), family.kernel_hyper(), math.log(P)
     out, cap = np.empty(3), 3
     for _ in range(MOVES if n_moves is None else int(n_moves)):
@@ -186,7 +183,6 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
                 H = np.vstack([H, new[1:]])
                 if planes is not None:
                     H[ci] = new[0]
-            splits += 1
         elif ci != cj and math.log(rng.random()) < -r:
             labels[labels == cj] = ci
             labels[labels > cj] -= 1
@@ -195,6 +191,5 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
                 if planes is not None:
                     H[ci] = planes[0]
                 H = np.delete(H, cj, axis=0)
-            merges += 1
     labels, old = remap_labels(labels)
-    return labels, stats.take(old), None if H is None else H[old], splits, merges
+    return labels, stats.take(old), None if H is None else H[old]
