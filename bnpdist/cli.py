@@ -217,7 +217,7 @@ def model_options(f):
                      help="Random seed (the library's random_state: a fixed default, so a run repeats)."),
         click.option("--hyperparameters", type=click.Choice(["auto", "fixed"]), cls=LibraryDefault,
                      help="auto: choose the hyperparameters left unset (--family, --beta, ...) by "
-                          "held-out log predictive on a subsample (stream: on its first batch); "
+                          "their evidence on a subsample (stream: on its first batch); "
                           "fixed: data-driven defaults."),
     ]
     for o in reversed(opts):

@@ -26,11 +26,11 @@ import argparse
 import warnings
 
 import numpy as np
+from scipy.special import logsumexp
 
 from bnpdist.data import real
 from bnpdist.data.blocks import take_rows
 from bnpdist.algorithms.evidence import partition_log_joint
-from bnpdist.algorithms.hyper import heldout_rows
 from bnpdist.inference.merge import Gain
 from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
@@ -40,6 +40,12 @@ from bnpdist.priors import DP
 #: set → (loader in bnpdist.data.real, rows of the league's subsample)
 CORPORA = {"news": ("load_news_articles", 2000), "tweets": ("load_health_tweets", 3000)}
 HELD_OUT = 2000
+
+
+def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
+    """log [Σ_k w_k f_k(x) + w_new f_0(x)] per row of ``block`` (their mean: BNPMixture.score)."""
+    lp = family.log_predictive(block, stats.pad(stats.K + 1))   # last column: f_0
+    return logsumexp(lp + prior.log_weights(stats.n, U), axis=1)
 
 
 def held_out(name: str):

@@ -11,7 +11,7 @@ from bnpdist import BNPHMM, BNPMixture, bench
 from bnpdist.data.synthetic import make_bars, make_nyt_like, make_pitman_yor_corpus
 from bnpdist.algorithms import evidence, hyper
 from bnpdist.algorithms.evidence import partition_log_joint
-from bnpdist.algorithms.hyper import BUDGET, MIN_SUBSAMPLE, SUBSAMPLE, free_coordinates, subsample_size
+from bnpdist.algorithms.hyper import free_coordinates
 from bnpdist.metrics import nmi
 from bnpdist.algorithms.stages.neighbours import WALK_PATIENCE, fraction_step
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
@@ -103,23 +103,56 @@ class _NoEngine:
         return list(futures)
 
 
-@pytest.mark.parametrize("family, sigma", [(Multinomial(beta=1.0), hyper.COUNT_SIGMA), (Bernoulli(), 0.0)])
-def test_tied_discounts_go_to_count_sigma_for_count_data_else_to_the_dp(family, sigma):
+@pytest.mark.parametrize("family", [Multinomial(beta=1.0), Bernoulli()])
+def test_tied_discounts_go_to_the_dp_for_every_family(family):
+    """Ties go to the start (σ = 0, the DP) whatever the family: the evidence, not a rule per
+    data kind, chooses a discount."""
     s = hyper._Search(_NoEngine(), np.zeros((4, 2)), family, DP(1.0), {"prior.a": 1.0, "prior.sigma": hyper.SIGMAS},
-                      epsilon=None, merge_threshold=0.0, evidence=False)
+                      epsilon=None, merge_threshold=0.0)
     candidates = [{"prior.a": 0, "prior.sigma": j} for j in range(len(hyper.SIGMAS))]
-    for c in candidates:                # every discount scores the same held-out rows: all tie
-        s.rows[hyper._key(c)], s.scores[hyper._key(c)] = np.full(4, -1.0), -1.0
-    assert s.values(s.best(candidates))["prior.sigma"] == sigma
-    s.rows[hyper._key(candidates[3])] = np.full(4, 0.0)   # σ = 0.75 better on every row: no tie
-    s.scores[hyper._key(candidates[3])] = 0.0
+    for j, c in enumerate(candidates):      # every discount within TIE_NATS of the best: all tie
+        s.scores[hyper._key(c)] = -100.0 + j * evidence.TIE_NATS / 4
+    assert s.values(s.best(candidates))["prior.sigma"] == 0.0
+    s.scores[hyper._key(candidates[3])] = -100.0 + 2 * evidence.TIE_NATS    # σ = 0.75 leads: no tie
     assert s.values(s.best(candidates))["prior.sigma"] == 0.75
 
 
-def test_subsample_budget_rule():
-    assert subsample_size(200) == MIN_SUBSAMPLE                # small data: all rows
-    assert subsample_size(BUDGET * 1200) == 1200               # about one ADF pass of rows visited
-    assert subsample_size(10 ** 7) == SUBSAMPLE
+def test_neighbours_are_one_step_in_every_family_coordinate():
+    """The final fits compared by the bound (the "neighbours" stage) are one grid step from the
+    search's choice in each of the family's coordinates, for every family: a log coordinate
+    ×2^±1 inside its range, a two-valued one its other value; not the process, not the Pólya s."""
+    from bnpdist.obs.multinomial import BASES, S_VALUES
+    start = {"obs.base": BASES, "obs.beta": 80.0, "obs.s": S_VALUES, "prior.a": 1.0, "prior.sigma": hyper.SIGMAS}
+    s = hyper._Search(_NoEngine(), np.zeros((4, 2)), Multinomial(beta=1.0), DP(1.0), start,
+                      epsilon=None, merge_threshold=0.0)
+    pos = {"obs.base": 0, "obs.beta": 1, "obs.s": 2, "prior.a": 3, "prior.sigma": 1}
+    assert hyper._neighbours(s, pos) == [{**pos, "obs.beta": 0}, {**pos, "obs.beta": 2}, {**pos, "obs.base": 1}]
+    lo, hi = hyper.TEXT_RANGES["obs.beta"]
+    assert [p["obs.beta"] for p in hyper._neighbours(s, {**pos, "obs.beta": hi}) if p["obs.base"] == 0] == [hi - 1]
+    g = hyper._Search(_NoEngine(), np.zeros((4, 2)), Gaussian(), DP(1.0),
+                      {"obs.covariance": ("full", "diag"), "obs.cov_fraction": 0.1}, epsilon=None, merge_threshold=0.0)
+    at = {"obs.covariance": 0, "obs.cov_fraction": 0}
+    assert hyper._neighbours(g, at) == [{**at, "obs.cov_fraction": -1}, {**at, "obs.cov_fraction": 1},
+                                        {**at, "obs.covariance": 1}]
+
+
+def test_short_documents_choose_few_clusters_by_the_evidence():
+    """Short documents (5–20 tokens, 4 topics of 80 over 1,000 words): every candidate is scored by
+    the evidence of its one-pass partition, the process included, so no prior that expects a
+    cluster for every few documents is chosen.  The held-out predictive of one ADF pass (the
+    former count criterion) chose NGGP(8, 0.25) here and the fit had K 17, median size 4."""
+    from bnpdist.data.drawn import topic_documents
+    from sklearn.metrics import adjusted_mutual_info_score
+    X, y = topic_documents(np.random.default_rng(2), np.random.default_rng(12), vocab=(1000, 1000), k_range=(4, 4),
+                           per_cluster=(80, 80), length=(5, 20))
+    est = BNPMixture(random_state=0).fit(X)
+    rec = est.hyper_search_
+    assert rec["method"].startswith("log joint p(x, z) after one ADF pass")
+    assert rec["search_choice"] in [c["values"] for c in rec["candidates"]]
+    assert max(c["score"] for c in rec["candidates"]) - rec["score"] <= evidence.TIE_NATS
+    sizes = np.bincount(est.labels_)
+    assert est.n_clusters_ <= 3 * 4 and np.median(sizes[sizes > 0]) >= 5
+    assert adjusted_mutual_info_score(y, est.labels_) >= 0.85
 
 
 def test_cost_benchmark_reports_search_over_fit():

@@ -147,7 +147,8 @@ def case_default_binary():
 
 
 def case_default_bars():
-    """Bag of words: Multinomial, the held-out search over base, beta, burstiness, a and sigma."""
+    """Bag of words: Multinomial, the evidence search over base, beta, burstiness, a and sigma, and the
+    neighbours' fits (beta/2, 2 beta, the other base)."""
     return _default(_bars()[0])
 
 

@@ -56,7 +56,7 @@ def test_diagonal_gaussian_searches_and_draws_through_its_own_methods():
     chosen = fam.with_coordinates({"covariance": "diag", "cov_fraction": 0.2}, None, summary)
     assert type(chosen) is DiagGaussian and np.allclose(chosen.Lambda0, 2 * fam.Lambda0)
     assert type(fam.with_coordinates({"covariance": "full"}, None, summary)) is Gaussian
-    assert fam.search_by == "evidence" and not fam.searches_prior and not fam.collapsed_sides
+    assert not fam.searches_prior and not fam.collapsed_sides
 
 
 @pytest.mark.parametrize("name", FAMILIES)

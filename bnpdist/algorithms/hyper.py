@@ -5,28 +5,27 @@ Tank et al. (2015, §4.2) pick their hyperparameters by a grid search on a 1,000
 module automates that.  Every hyperparameter the user left unset — ``obs=None`` or a family
 parameter ``None`` (Multinomial β; Gaussian covariance structure and NIW scale; Bernoulli a, b),
 and for count data the process (``prior=None``: mass a and discount σ, σ = 0 being DP(a)) — is
-chosen on a random subsample of :func:`subsample_size` rows (``BNPHMM``: all rows) by one of
-these criteria:
+chosen on a random subsample of at most :data:`SUBSAMPLE` rows (``BNPHMM``: all rows) by
+one criterion, the same for every family and coordinate (type-II maximum likelihood):
 
-* **evidence** (Gaussian families): the log joint log p(x, ẑ) of the subsample and the partition
-  ẑ of one ADF pass over it (ẑ = the final E-step's labels) — a lower bound on the marginal
-  likelihood p(x) of the hyperparameters (type-II maximum likelihood).  More EP passes before
-  scoring cost more without changing the choice, and the variational bound of an unconverged
-  ADF state is dominated by its entropy (docs/HYPERPARAMETERS.md).  Candidates
-  within :data:`TIE_NATS` of the best tie (a log Bayes factor below 3, "positive" at most on the
-  scale of Kass & Raftery 1995).  The held-out density of one ADF pass favours over-split dense
-  models (a wider cluster predicts a held-out row no worse) and cannot compare the covariance
-  structures, whose evidence can.  The one-pass score can point far from where the
-  full fit (EP, split rounds, row moves) ends, so ``BNPMixture`` (EP) also fits the chosen θ's
-  :func:`_neighbours` (``record["neighbours"]``) on all the rows and keeps the final fit of
-  highest bound when it leads by more than :data:`TIE_NATS` (the "neighbours" stage, :mod:`bnpdist.algorithms.stages.neighbours`).
-* **held-out** (count families): the mean held-out log predictive per row of **one ADF pass**,
-  cross-fitted over :data:`FOLDS` folds (ADF on the other folds, scored on the fold, so every row
-  of the subsample is held out once); a candidate ties with the best when the best's mean paired
-  gain over the held-out rows is within :data:`SE_RULE` standard errors (the one-standard-error
-  rule of Breiman et al. 1984: a fixed relative tolerance follows noise).
-* **fitted evidence** (``BNPHMM``, every family): the log joint of each candidate's own fit of
-  all the sequences (:func:`search_hmm`).
+* **evidence**: the log joint log p(x, ẑ | θ) of the subsample and the partition ẑ of one ADF
+  pass over it (ẑ = the final E-step's labels) — a lower bound on the marginal likelihood
+  p(x | θ) of the hyperparameters θ, family and process alike (the process enters through its
+  exchangeable partition probability, Pitman 2006).  More EP passes before scoring cost more
+  without changing the choice, and the variational bound of an unconverged ADF state is
+  dominated by its entropy (docs/HYPERPARAMETERS.md).  Candidates within :data:`TIE_NATS` of the
+  best tie (a log Bayes factor below 3, "positive" at most on the scale of Kass & Raftery 1995).
+  A held-out predictive of one ADF pass scores each row against the clusters, not the
+  partition: a wider cluster predicts a held-out dense row no worse, and a process of large mass
+  a predicts a held-out document from the base measure f_0 whatever the clusters, so it rewards
+  priors that open a cluster for nearly every row; the evidence charges each cluster its Occam
+  factor and the partition its prior probability.  The one-pass score can point far from where
+  the full fit (EP, split rounds, row moves) ends, so ``BNPMixture`` (EP) also fits the chosen
+  θ's :func:`_neighbours` (``record["neighbours"]``) on all the rows and keeps the final fit of
+  highest bound when it leads by more than :data:`TIE_NATS` (the "neighbours" stage,
+  :mod:`bnpdist.algorithms.stages.neighbours`).
+* **fitted evidence** (``BNPHMM``): the log joint of each candidate's own fit of all the
+  sequences (:func:`search_hmm`).
 
 Search, by coordinates in turn (observation prior first, then a, then σ):
 
@@ -47,7 +46,7 @@ A Gaussian's covariance structure (:data:`~bnpdist.obs.gaussian.COVARIANCES`, wh
 loop: the search above runs for each structure, and the best of the two is kept.
 
 Ties are won by the candidate nearest the defaults, so a flat or noisy direction (often the
-mass a) costs three candidates, not a walk; for count data σ's ties go to :data:`COUNT_SIGMA`.
+mass a) costs three candidates, not a walk.
 The Gaussian's NIW scale is searched as the within-cluster fraction c (E[Σ] = c·C of the data
 covariance C); κ0 keeps its vague default (:data:`~bnpdist.obs.gaussian.KAPPA0`, tied to c below
 the default c: :func:`~bnpdist.obs.gaussian.default_kappa0`): the evidence prefers larger κ0,
@@ -62,7 +61,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.special import logsumexp
 
 from ..data.blocks import concat_rows, n_rows, take_rows
 from .evidence import TIE_NATS, block_stats, log_joint
@@ -71,37 +69,26 @@ from ..obs.gaussian import MIN_COV_FRACTION, max_cov_fraction
 from ..obs.multinomial import CORPUS_DOCS
 from ..priors import DP, NGGP
 
-#: subsample size m = clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE) for n rows.  A candidate's
-#: cross-fit visits each subsample row about once in ADF and once in scoring, and a search tries
-#: about BUDGET candidates, so for n ≥ BUDGET·MIN_SUBSAMPLE the search visits about as many rows
-#: as one ADF pass over the data (larger data get a larger, less noisy subsample); below that
-#: the floor fixes its absolute cost and keeps the score's noise below the tie
-SUBSAMPLE, MIN_SUBSAMPLE, BUDGET = 2000, 1000, 25
-#: folds of the cross-fit (every row of the subsample held out once)
-FOLDS = 2
+#: rows of the search's subsample: one ADF pass over each candidate's copy of it (the choice
+#: between covariance structures depends on the rows seen: fewer favour the diagonal family's
+#: fewer parameters)
+SUBSAMPLE = 2000
 #: grid step (log2) of the first cycle, its half-width (in steps), and the edge extensions
 STEP, WIDTH, MAX_EXTEND = 2, 1, 3
 #: discounts tried when the prior is unset (σ = 0: the DP); τ of the NGGP candidates
 SIGMAS = (0.0, 0.25, 0.5, 0.75)
 TAU = 1.0
-#: count data (bag-of-words): σ ties go to the value nearest COUNT_SIGMA, not to the DP (the search
-#: still starts from DP(1)).  Word and cluster frequencies of text follow power laws, which σ > 0
-#: gives the cluster sizes (Goldwater, Griffiths & Johnson 2006; Teh 2006); the held-out score
-#: rarely separates the discounts, so ties go to a moderate σ (docs/HYPERPARAMETERS.md measures it)
-COUNT_SIGMA = 0.25
 #: bag-of-words, ``obs=None``: each Pólya concentration s (:data:`~bnpdist.obs.multinomial.S_VALUES`)
 #: is tried with β·4^k for k in BURST_BETA
 BURST_BETA = (0, 1, 2)
 #: bag-of-words with the family free: grid positions allowed (log2 steps from the start; None:
-#: unbounded).  β stays within ×1..×4 of its start: below it the held-out score follows one
-#: document's rare words to clusters of one, above it the score of short documents keeps rising
-#: towards one cluster; the mass a at or below 16 (the score keeps rising with a as f_0, the
-#: corpus background, gets more weight, while ADF opens a cluster for nearly every document)
+#: unbounded).  They bound where the one-pass score is not the evidence of θ: above ×4 of β's
+#: start ADF cannot open a second cluster (a new one predicts a document as the open one does),
+#: so the candidate scores as the corpus unigram, which leads every partition ADF reaches; below
+#: its start one document's rare words make clusters of one; and a mass a above 16 is what the
+#: partition prior prefers for a one-pass partition already over-split (docs/HYPERPARAMETERS.md,
+#: "Ranges kept for bag-of-words")
 TEXT_RANGES = {"obs.beta": (0, 2), "prior.a": (None, 4)}
-#: a candidate ties with the best when the best's mean paired gain over the held-out rows is at
-#: most SE_RULE standard errors (+ TOL·|best|); ties are won by the candidate nearest the defaults
-#: (the one-standard-error rule: flat or noisy directions are not followed)
-SE_RULE, TOL = 2.0, 1e-4
 #: pass_id of the subsampling map (partition seeds apart from the fitting passes)
 SUBSAMPLE_PASS = 1 << 20
 
@@ -131,26 +118,6 @@ def build(family, prior, values: dict, template=None, summary=None):
         a, s = values["prior.a"], values.get("prior.sigma", 0.0)
         prior = DP(a) if s == 0.0 else NGGP(a, s, TAU)
     return family, prior
-
-
-def heldout_rows(family, prior, stats, U: float, block) -> np.ndarray:
-    """log [Σ_k w_k f_k(x) + w_new f_0(x)] per row of ``block`` (their mean: BNPMixture.score)."""
-    lp = family.log_predictive(block, stats.pad(stats.K + 1))   # last column: f_0
-    return logsumexp(lp + prior.log_weights(stats.n, U), axis=1)
-
-
-def _heldout(block, seed, family, prior, values, opts):
-    """One candidate, cross-fitted: for each fold, ADF on the other rows, scored on the fold;
-    the held-out log predictive of every row of the folds, in fold order."""
-    folds, epsilon, merge_threshold = opts
-    family, prior = build(family, prior, values)
-    eps = check_epsilon(epsilon, prior.sigma, family)
-    n, out = n_rows(block), []
-    for test_idx in folds:
-        train_idx = np.setdiff1d(np.arange(n), test_idx)
-        state = _adf_state(family, prior, take_rows(block, train_idx), eps, merge_threshold)
-        out.append(heldout_rows(family, prior, state.stats, state.U, take_rows(block, test_idx)))
-    return np.concatenate(out)
 
 
 def _adf_state(family, prior, block, epsilon: float, merge_threshold):
@@ -184,17 +151,10 @@ def _sample_rows(block, seed, p):
     return take_rows(block, keep)
 
 
-def subsample_size(n: int, evidence: bool = False) -> int:
-    """Rows of the search's subsample for ``n`` rows of data: the :data:`BUDGET` rule, or
-    :data:`SUBSAMPLE` for the evidence criterion (whose choice between covariance structures
-    depends on the rows it sees: fewer rows favour the diagonal family's fewer parameters)."""
-    return SUBSAMPLE if evidence else int(np.clip(n / BUDGET, MIN_SUBSAMPLE, SUBSAMPLE))
-
-
-def subsample(engine, data, seed: int, evidence: bool = False):
-    """About :func:`subsample_size` rows drawn uniformly from all partitions, shuffled
-    (driver-side block)."""
-    p = min(1.0, subsample_size(data.n_total, evidence) / max(data.n_total, 1))
+def subsample(engine, data, seed: int):
+    """About :data:`SUBSAMPLE` rows drawn uniformly from all partitions, shuffled (driver-side
+    block)."""
+    p = min(1.0, SUBSAMPLE / max(data.n_total, 1))
     parts = engine.map_gather(_sample_rows, data, p, seed=seed, pass_id=SUBSAMPLE_PASS,
                               key="hyper-subsample")
     block = concat_rows([b for b in parts if n_rows(b)])
@@ -209,27 +169,18 @@ class _Search:
     """Cached candidate scores; grids evaluated as one batch of engine tasks."""
 
     def __init__(self, engine, sub, family, prior, start: dict, *, epsilon, merge_threshold,
-                 evidence: bool, template=None, summary=None, fitted=None):
+                 template=None, summary=None, fitted=None):
         self.engine, self.family, self.prior, self.start = engine, family, prior, start
         self.max_c = max_cov_fraction(getattr(family, "floor", None), summary)
         self.data = engine.partitions(sub, n_partitions=1)
-        n = n_rows(sub)
-        self.evidence, self.epsilon = evidence, epsilon
+        self.epsilon = epsilon
         if fitted is not None:
-            self.fn, self.opts, self.n_train = _fitted_evidence, (template, summary, *fitted[1:]), n
-        elif evidence:
-            self.fn, self.opts, self.n_train = _evidence, (template, summary, epsilon, merge_threshold), n
+            self.fn, self.opts = _fitted_evidence, (template, summary, *fitted[1:])
         else:
-            folds = np.array_split(np.arange(n), FOLDS)     # contiguous: the subsample is shuffled
-            self.fn, self.opts = _heldout, (folds, epsilon, merge_threshold)
-            self.n_train = n - max(len(f) for f in folds)
-        self.rows: dict = {}         # _key(grid position) -> held-out log predictive per row
-        self.scores: dict = {}       # _key(grid position) -> log joint, or the rows' mean
+            self.fn, self.opts = _evidence, (template, summary, epsilon, merge_threshold)
+        self.scores: dict = {}       # _key(grid position) -> log joint
         self.tried: list = []        # (values, score) in evaluation order
         self.ranges = TEXT_RANGES if "obs.s" in start else {}
-        # grid positions ties go to (0 elsewhere: the start)
-        self.home = ({"prior.sigma": start["prior.sigma"].index(COUNT_SIGMA)}
-                     if family.block_kind == "csr" and "prior.sigma" in start else {})
 
     def values(self, pos: dict) -> dict:
         """Grid positions → values: start·2^j for log coordinates, the j-th choice for discrete
@@ -256,27 +207,16 @@ class _Search:
         futures = [self.engine.map(self.fn, self.data, self.family, self.prior, self.values(c), self.opts,
                                    key="hyper-candidate")[0] for c in todo]
         for c, res in zip(todo, self.engine.gather(futures)):
-            score = float(res) if self.evidence else float(np.mean(res))
-            self.rows[_key(c)] = res
-            self.scores[_key(c)] = score if np.isfinite(score) else -np.inf
+            self.scores[_key(c)] = float(res) if np.isfinite(res) else -np.inf
             self.tried.append((self.values(c), self.scores[_key(c)]))
         top = max(candidates, key=lambda c: self.scores[_key(c)])
         ties = [c for c in candidates if self.tie(top, c)]
-        return min(ties, key=lambda c: (sum(abs(j - self.home.get(k, 0)) for k, j in c.items()),
+        return min(ties, key=lambda c: (sum(abs(j) for j in c.values()),
                                         -self.scores[_key(c)]))
 
     def tie(self, top: dict, c: dict) -> bool:
-        """``c`` is within TIE_NATS of ``top`` (evidence) or SE_RULE paired standard errors over
-        the held-out rows (held-out)."""
-        if _key(c) == _key(top):
-            return True
-        if not np.isfinite(self.scores[_key(c)]):
-            return False
-        if self.evidence:
-            return self.scores[_key(top)] - self.scores[_key(c)] <= TIE_NATS
-        d = self.rows[_key(top)] - self.rows[_key(c)]
-        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
-        return d.mean() <= SE_RULE * se + TOL * abs(self.scores[_key(top)])
+        """``c`` is within :data:`TIE_NATS` of ``top``."""
+        return _key(c) == _key(top) or self.scores[_key(top)] - self.scores[_key(c)] <= TIE_NATS
 
     def line(self, pos: dict, name: str) -> dict:
         """Coarse grid (×4) with edge extension, then the ×2 midpoints around the best."""
@@ -323,39 +263,33 @@ def _coordinates(s: _Search, pos: dict, names: list) -> dict:
 
 
 def _neighbours(s: _Search, pos: dict) -> list:
-    """The grid positions one step from the chosen Gaussian ``pos``: the within-cluster fraction
-    c/2 and 2c of the same covariance structure, and the other structure at c (when the search
-    chose the structure), inside the search's range."""
-    if "obs.cov_fraction" not in pos:
-        return []
-    c = pos["obs.cov_fraction"]
-    out = [{**pos, "obs.cov_fraction": c + d} for d in (-1, 1) if s.allowed("obs.cov_fraction", c + d)]
-    if "obs.covariance" in pos:
-        out += [{**pos, "obs.covariance": j} for j in range(len(s.start["obs.covariance"]))
-                if j != pos["obs.covariance"]]
-    return out
+    """The grid positions one step from the chosen ``pos`` in the family's coordinates, inside
+    the search's range: each log coordinate ×2^±1 (the within-cluster fraction c, β), then the
+    other value of each two-valued one (the covariance structure, the base measure)."""
+    obs = [k for k in pos if k.startswith("obs.")]
+    out = [{**pos, k: pos[k] + d} for k in obs if not isinstance(s.start[k], tuple)
+           for d in (-1, 1) if s.allowed(k, pos[k] + d)]
+    return out + [{**pos, k: 1 - pos[k]} for k in obs if isinstance(s.start[k], tuple) and len(s.start[k]) == 2]
 
 
 def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold, seed: int,
            template=None, summary=None, fitted=None):
     """Choose the ``free`` hyperparameters (:func:`free_coordinates`); returns
     ``(family, prior, record)`` with ``record`` the JSON-safe account stored as
-    ``BNPMixture.hyper_search_``.  A Gaussian family is searched by evidence (``template``: the
-    user's unresolved family, ``summary``: the data summary), any other by held-out score;
-    ``fitted`` = (rows, fit_labels, log_prior): every family by the evidence of the candidate's own
+    ``BNPMixture.hyper_search_``, every family by the evidence of one ADF pass (``template``: the
+    user's unresolved family, ``summary``: the data summary); ``fitted`` = (rows, fit_labels,
+    log_prior): by the evidence of the candidate's own
     fit of all the ``rows`` instead, ``fit_labels(family)`` its labels ẑ and ``log_prior(ẑ)`` their
     log prior (:func:`search_hmm`; ``data`` unused)."""
     tic, cpu = time.perf_counter(), time.process_time()
-    evidence = fitted is not None or family.search_by == "evidence"
     method = (f"log joint p(x, z) of each candidate's fit, ties within {TIE_NATS:g} nats" if fitted
-              else f"log joint p(x, z) after one ADF pass, ties within {TIE_NATS:g} nats" if evidence else
-              f"held-out log predictive of one ADF pass, {FOLDS}-fold cross-fit, ties within {SE_RULE:g} paired SEs")
+              else f"log joint p(x, z) after one ADF pass, ties within {TIE_NATS:g} nats")
     record = {"method": f"{method}; coordinate search, ties to the defaults", "free": sorted(free)}
     if not free:
         return family, prior, {**record, "chosen": {}, "candidates": [], "seconds": 0.0, "cpu_seconds": 0.0}
-    sub = subsample(engine, data, seed, evidence) if fitted is None else fitted[0]
+    sub = subsample(engine, data, seed) if fitted is None else fitted[0]
     s = _Search(engine, sub, family, prior, free, epsilon=epsilon, merge_threshold=merge_threshold,
-                evidence=evidence, template=template, summary=summary, fitted=fitted)
+                template=template, summary=summary, fitted=fitted)
     pos = {k: 0 for k in free}
     default = s.best([pos])
     if "obs.covariance" in free:        # each structure searched on its own, then the best of them
@@ -366,7 +300,7 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
         pos = _coordinates(s, pos, list(free))
     chosen = s.values(pos)
     family, prior = build(family, prior, chosen, template, summary)
-    record.update(subsample=n_rows(sub), n_train=s.n_train, chosen=chosen, score=s.scores[_key(pos)],
+    record.update(subsample=n_rows(sub), chosen=chosen, score=s.scores[_key(pos)],
                   default_score=s.scores[_key(default)],
                   neighbours=[s.values(p) for p in _neighbours(s, pos) if fitted is None],
                   cov_fraction_range=([MIN_COV_FRACTION, s.max_c] if "obs.cov_fraction" in free and fitted is None

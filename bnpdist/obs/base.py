@@ -160,9 +160,6 @@ class ObsFamily(Params, ABC):
     name: str = "base"
     #: "csr" (bag-of-words CSRBlock) or "dense" (float64 ndarray)
     block_kind: str = "dense"
-    #: how ``hyperparameters="auto"`` scores a candidate (:mod:`bnpdist.algorithms.hyper`): "heldout" (the
-    #: held-out log predictive of one ADF pass) or "evidence" (the log joint after one ADF pass)
-    search_by: str = "heldout"
     #: statistics that are sums of non-negative terms (a saved model with a negative one is
     #: refused: :mod:`bnpdist.model_check`)
     nonnegative_stats: tuple[str, ...] = ("n",)

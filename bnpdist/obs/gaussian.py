@@ -272,7 +272,6 @@ class Gaussian(ObsFamily):
                         covariance="full", floor=floor)
 
     # --- hyperparameters -----------------------------------------------------------------
-    search_by = "evidence"
     searches_prior = False
 
     def free_coordinates(self, user) -> dict:

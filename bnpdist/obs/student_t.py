@@ -55,7 +55,6 @@ class StudentT(ObsFamily):
     name = "StudentT"
     nonnegative_stats = ("n", "w")
     block_kind = "dense"
-    search_by = "evidence"
     searches_prior = False
 
     def __init__(self, nu=None, mu0=None, kappa0=None, nu0=None, Lambda0=None, covariance=None):

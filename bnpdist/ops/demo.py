@@ -5,7 +5,7 @@
    ``*-train`` / ``*-test`` folders;
 2. fits the known-groups Dirichlet–multinomial model on the digits training split
    through the engine: held-out log predictive per document and classification accuracy;
-3. fits BNP mixtures (ADF then EP passes; the prior and family chosen by the held-out search)
+3. fits BNP mixtures (ADF then EP passes; the prior and family chosen by the evidence search)
    on both training splits: K, NMI against the true labels, held-out log predictive per
    document on the test split (printed with the settings the fit used);
 4. writes the models (with assignments and ``evaluation.json``, the test-split score) under

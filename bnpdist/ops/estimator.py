@@ -45,7 +45,7 @@ class ModelSpec:
     merge_threshold: float | None = None
     batch_size: int | None = None
     seed: int | None = None        # BNPMixture's random_state
-    hyperparameters: str | None = None  # "auto": held-out search of unset ones | "fixed": defaults
+    hyperparameters: str | None = None  # "auto": evidence search of unset ones | "fixed": defaults
     w: float | None = None         # ddpm-*: hyperplane prior variance
 
     def build(self):

@@ -94,7 +94,7 @@ def settings(est, manifest: Manifest | None = None) -> list[tuple[str, str]]:
     if search:
         chosen = ", ".join(f"{SYMBOLS.get(k.split('.')[-1], k)} = {_number(v)}"
                            for k, v in search.get("chosen", {}).items())
-        rows.append(("hyperparameters", f"auto: {chosen} (held-out log predictive {search['score']:.2f} "
+        rows.append(("hyperparameters", f"auto: {chosen} (log evidence {search['score']:.2f} "
                      f"against {search['default_score']:.2f} for the defaults; "
                      f"{len(search.get('candidates', []))} candidates on {search.get('subsample')} rows)"))
     else:

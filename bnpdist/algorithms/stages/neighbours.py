@@ -1,7 +1,8 @@
 """Stage "neighbours": the search scores each candidate θ after one ADF pass over a subsample,
 but the fit (EP, split rounds, row moves over all the rows) can end far from where that pass
-pointed.  So the search's neighbours of the chosen θ (``hyper_search_["neighbours"]``: c/2 and
-2c of the within-cluster fraction, the other covariance structure at c) are fitted too, each
+pointed.  So the search's neighbours of the chosen θ (``hyper_search_["neighbours"]``: one grid
+step in each of the family's coordinates — c/2 and 2c of the within-cluster fraction or β/2 and
+2β, the other covariance structure or base measure) are fitted too, each
 scored by the variational bound of its final state (:func:`~bnpdist.algorithms.evidence.bound`),
 and the best replaces the chosen fit when it leads by more than
 :data:`~bnpdist.algorithms.evidence.TIE_NATS` (type-II maximum likelihood over the fits, with

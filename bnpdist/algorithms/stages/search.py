@@ -1,7 +1,6 @@
 """Stage "search": ``hyperparameters="auto"`` chooses every hyperparameter the user left unset
-before fitting (:mod:`bnpdist.algorithms.hyper`: the evidence of one ADF pass for Gaussian
-families, the held-out predictive for count families, on a subsample; type-II maximum
-likelihood, Tank et al. 2015 §4.2 automated)."""
+before fitting (:mod:`bnpdist.algorithms.hyper`: the evidence of one ADF pass on a subsample,
+for every family; type-II maximum likelihood, Tank et al. 2015 §4.2 automated)."""
 from __future__ import annotations
 
 from ..hyper import free_coordinates, search
