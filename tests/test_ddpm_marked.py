@@ -10,7 +10,7 @@ from scipy.special import gammaln, logsumexp
 from scipy.stats import gamma
 from test_ddpm import FAM, PHI, X, exact_ddpm, log_joint_ddpm
 
-from bnpdist.algorithms import ddpm
+from bnpdist.algorithms import ddpm, split_merge
 from bnpdist.data.blocks import n_rows
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.exact import gof_test, set_partitions
@@ -88,14 +88,18 @@ class OwnRows(DiscriminativeState):
         super().__init__(block, family, labels, rng, Phi[:n_rows(block)], loss, **kw)
 
 
-@pytest.mark.parametrize("where,wrong,P", [("sweep_task", _unsplit, 2), ("DiscriminativeState", OwnRows, 3)])
-def test_referee_rejects_wrong_partition_sweeps(monkeypatch, where, wrong, P):
+@pytest.mark.parametrize("where,wrong,P,moves", [("sweep_task", _unsplit, 2, split_merge.MOVES),
+                                                 ("DiscriminativeState", OwnRows, 3, 0)])
+def test_referee_rejects_wrong_partition_sweeps(monkeypatch, where, wrong, P, moves):
     """Negative controls: without the 1/P of the new-cluster weight, and with the hyperplane
     sums over one partition's rows (the approximate sampler's terms without its n/n_p), the
     chain fails the referee (at this seed: the second control has p = 6e-5 here, but 0.02 at
     seed 2; the n = 4 referee is only weakly sensitive to the other partitions' rows, which
-    :func:`test_the_hyperplane_sums_cover_every_row` pins down)."""
+    :func:`test_the_hyperplane_sums_cover_every_row` pins down).  The second is the sweep's
+    error alone, so the split–merge moves (exact, their sums over every row) are off: with them
+    the chain passes (p = 0.37)."""
     monkeypatch.setattr(ddpm, where, wrong)
+    monkeypatch.setattr(split_merge, "MOVES", moves)
     ok, msg = verdict(chain("lr", P), P, exact_ddpm(1.0, W, "lr"))
     assert not ok, msg
 

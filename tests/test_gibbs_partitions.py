@@ -147,4 +147,6 @@ def test_scheduler_forgets_past_sweeps(monkeypatch):
                                n_iter=80, random_state=0):
             if snap.step % 10 == 9:
                 counts.append(engine.client.run_on_scheduler(_scheduler_tasks))
-    assert max(counts[3:]) <= max(counts[:3]), counts
+    # the count varies by up to ~10 % between checks with the rows that move (pick tasks per
+    # (source, destination) pair); without the reroot the sweeps kept add about 90 per check
+    assert max(counts[3:]) <= 1.25 * max(counts[:3]), counts

@@ -5,7 +5,9 @@ Every partition makes as many decoupled steps per sweep as it holds rows (remove
 of its subsample S_p, assign a uniform row outside S_p given the others; a growth step only
 assigns): during the first T_a sweeps it grows S_p by ⌈u_p / (T_a − t)⌉ steps spread evenly over
 sweep t, u_p its unassigned rows, so every row is assigned after T_a sweeps; from then on the
-step is random-scan Gibbs among the clusters marked p (exact, like systematic scan).  Rows
+step is random-scan Gibbs among the clusters marked p (exact, like systematic scan).  Each sweep
+ends with the split–merge moves of :mod:`bnpdist.algorithms.split_merge` among the assigned
+rows' clusters (exact for the subsample's posterior, hence for the data's after T_a).  Rows
 outside the subsample belong to no cluster and stay on their partition; the driver's U and
 hyperparameter steps (once per sweep: a cycle through the subsample) see the assigned rows.
 """
@@ -17,6 +19,7 @@ import numpy as np
 
 from ..inference.gibbs import CollapsedState, subsample_steps
 from ..inference.labels import remap_labels
+from . import split_merge
 from .marked import Holder, assemble, run_marked
 
 
@@ -42,7 +45,8 @@ def sweep_task(pieces, seed, own, glob):
     state.run(remove, add, prior, U, parts=P)
     labels, slots = remap_labels(state.labels)
     stats = family.stats_from_state(state.state, int(state.meta[0])).take(slots)
-    return Holder(held.rows, held.ids, labels), (state.counts[slots], stats)
+    labels, stats, _ = split_merge.moves(held.rows, family, labels, stats, prior, U, P, state.rng)
+    return Holder(held.rows, held.ids, labels), (np.bincount(labels[labels >= 0], minlength=stats.K), stats)
 
 
 def driver(engine, data, family, prior, config, state=None):

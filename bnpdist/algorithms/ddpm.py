@@ -41,6 +41,7 @@ from ..inference.gibbs import CollapsedState
 from ..inference.labels import remap_labels
 from ..priors import DP
 from ..seeds import partition_rng, resolve_seed
+from . import split_merge
 from .marked import Holder, assemble, run_marked
 
 
@@ -96,7 +97,9 @@ def sweep_task(pieces, seed, own, glob):
     st.sweep(np.arange(st.n), prior.log_new_weight(U) - math.log(P), disc, w)
     labels, slots = remap_labels(st.labels)
     stats = family.stats_from_state(st.state, int(st.meta[0])).take(slots)
-    return Holder(held.rows, held.ids, labels), (st.counts[slots], stats, st.H[slots])
+    planes = split_merge.Hyperplanes(st.H[slots], Phi, loss, w, on=disc)
+    labels, stats, H = split_merge.moves(held.rows, family, labels, stats, prior, U, P, rng, disc=planes)
+    return Holder(held.rows, held.ids, labels), (np.bincount(labels, minlength=stats.K), stats, H)
 
 
 def _eta_task(held, _seed, first, part, phi, H, loss, seed, step):

@@ -5,9 +5,11 @@ Partition p resamples each row it holds, in increasing row id, among the cluster
 
     p(z_i = k | z_−i, U, m) ∝ (n_k^−i − σ) f_k^−i(x_i)  (m_k = p),   ∝ (a/P)(U + τ)^σ f_0(x_i)  (new, marked p)
 
-(kernel: :mod:`bnpdist.kernels.gibbs`).  A row not yet assigned (the first sweep without
-``init_labels``) is first drawn from the urn given the rows before it, ignoring the data (the
-one-block sampler's ``init="prior"``).  One partition is the plain collapsed Gibbs sampler.
+(kernel: :mod:`bnpdist.kernels.gibbs`), then makes :data:`~bnpdist.algorithms.split_merge.MOVES`
+split–merge moves among those clusters (:mod:`bnpdist.algorithms.split_merge`, Jain & Neal
+2004).  A row not yet assigned (the first sweep without ``init_labels``) is first drawn from
+the urn given the rows before it, ignoring the data (the one-block sampler's ``init="prior"``).
+One partition is the one-block collapsed Gibbs sampler with split–merge moves.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..inference.gibbs import CollapsedState
 from ..inference.labels import remap_labels
+from . import split_merge
 from .marked import Holder, assemble, run_marked
 
 
@@ -34,7 +37,8 @@ def sweep_task(pieces, seed, own, glob):
     state.run(rows, rows, prior, U, parts=P)
     labels, slots = remap_labels(state.labels)
     stats = family.stats_from_state(state.state, int(state.meta[0])).take(slots)
-    return Holder(held.rows, held.ids, labels), (state.counts[slots], stats)
+    labels, stats, _ = split_merge.moves(held.rows, family, labels, stats, prior, U, P, state.rng)
+    return Holder(held.rows, held.ids, labels), (np.bincount(labels, minlength=stats.K), stats)
 
 
 def driver(engine, data, family, prior, config, state=None):

@@ -53,6 +53,20 @@ def augment(rng: np.random.Generator, loss: str, S: np.ndarray, Y: np.ndarray):
     return A, 0.5 * Y
 
 
+def mean_weights(loss: str, S: np.ndarray, Y: np.ndarray, min_margin: float = _MIN_MARGIN):
+    """``(A, B)`` of :func:`augment` with each augmentation variable at its conditional mean:
+    the E-step of the EM algorithm for the MAP hyperplane (SVM: E[λ⁻¹] = 1/|1 − y s|, Polson &
+    Scott 2011, with |1 − y s| at least ``min_margin``; logistic: E[ω] = tanh(s/2)/(2s), Polson,
+    Scott & Windle 2013)."""
+    S, Y = np.asarray(S, dtype=np.float64), np.asarray(Y, dtype=np.float64)
+    if loss_code(loss) == 0:
+        A = 1.0 / np.maximum(np.abs(1.0 - Y * S), min_margin)
+        return A, Y * (A + 1.0)
+    small = np.abs(S) < 1e-6
+    A = np.where(small, 0.25 - S * S / 48.0, np.tanh(0.5 * S) / (2.0 * np.where(small, 1.0, S)))
+    return A, 0.5 * Y
+
+
 def one_vs_rest(labels: np.ndarray, K: int) -> np.ndarray:
     """Y (n, K): +1 where labels == k, −1 elsewhere."""
     return np.where(np.asarray(labels)[:, None] == np.arange(K)[None, :], 1.0, -1.0)
