@@ -18,7 +18,7 @@ Gibbs sampler's in the same run.  A trace that does not move (K constant) has no
 
 Gaussian rows: 8 blobs in 2-D (``jobs/bench_marked.py``'s data); ``--docs``: bars documents
 (64 words, 16 bars, ``--tokens`` words each: with few the bars overlap and the posterior
-spreads).  Needs ``emcee`` (``pip install emcee``).
+spreads).  Needs ``emcee`` (``pip install -e ".[bench]"``).
 """
 from __future__ import annotations
 

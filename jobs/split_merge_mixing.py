@@ -12,7 +12,7 @@ this process (LocalEngine).
    ``emcee.autocorr``, as ``jobs/bench_ess.py``), per second of those sweeps' work.
 
 "moves 0" is the sampler with :data:`~bnpdist.algorithms.split_merge.MOVES` set to 0: the
-single-row sweeps alone, as before the moves.
+single-row sweeps alone, as before the moves.  Needs ``emcee`` (``pip install -e ".[bench]"``).
 
     python jobs/split_merge_mixing.py [--algorithm ddpm-svm] [--seeds 20] [--trap-partitions 3]
                                       [--partitions 1,2,4] [--sweeps 600] [--burn 100] [--moves 0,4]

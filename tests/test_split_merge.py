@@ -39,8 +39,11 @@ THIN = 3
 MOVES = 4
 
 CASES = [("gaussian", "dp", 1), ("multinomial", "nggp", 2), ("gaussian", "nggp", 3), ("bernoulli", "dp", 3)]
+#: the DDPM's moves-only chains (about a minute each): one loss on partitions in CI, all in the full run
+DDPM_CASES = [("svm", 2)]
 if FULL:
     CASES = [(f, p, P) for f in referee.DATA for p in referee.PRIORS for P in (1, 2, 3)]
+    DDPM_CASES = [(loss, P) for loss in ("lr", "svm") for P in (1, 2, 3)]
 
 
 class NoSweep(CollapsedState):
@@ -90,7 +93,7 @@ def test_moves_alone_keep_the_exact_posterior(monkeypatch, family, prior, P):
     assert ok, msg
 
 
-@pytest.mark.parametrize("loss,P", [("lr", 1), ("svm", 2), ("lr", 3)])
+@pytest.mark.parametrize("loss,P", DDPM_CASES)
 def test_discriminative_moves_alone_keep_the_exact_posterior(monkeypatch, loss, P):
     """Split draws the new clusters' η from the EM proposal Q(η | z), merge scores the removed
     ones under it: with the driver's η | z step the moves alone sample the DDPM's posterior (η
