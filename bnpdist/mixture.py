@@ -137,9 +137,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         both None: small in-memory input runs in this process, anything else on a local Dask
         cluster started for the call (:func:`bnpdist.distributed.engine_for`)
     verbose : print one line per snapshot
-    splits : the cuts of the "splits" stage (:data:`~bnpdist.algorithms.splits.CUTS`: "principal",
-        "refined"; "auto": :func:`~bnpdist.algorithms.splits.cuts_for`); None: no splits and no
-        row moves
+    splits : the cuts of the "moves" stage's split moves (:data:`~bnpdist.algorithms.splits.CUTS`:
+        "principal", "refined"; "auto": :func:`~bnpdist.algorithms.splits.cuts_for`); None: no
+        split, merge or row moves
     stages : the stages of the fit to run, names from
         :data:`~bnpdist.algorithms.stages.DEFAULT_STAGES` (each runs only where it applies);
         None: all.  "resolve", "fit", "point_estimate" and "final_e_step" are required; e.g.
