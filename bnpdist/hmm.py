@@ -17,11 +17,11 @@ from sklearn.utils.validation import check_is_fitted
 from .data.blocks import CSRBlock, as_block, concat_rows
 from .data.source import PARQUET, kind_of, sequences
 from .distributed import LocalEngine, engine_for
-from .algorithms.ihmm import run_hmm, transition_counts
+from .algorithms.ihmm import run_hmm
 from .algorithms.point_estimate import on_lattice, point_estimate, resolve_burn_in
 from .algorithms.hyper import search_hmm
 from .inputs import check_init_labels, check_input, family_counts
-from .inference.ihmm import transitions
+from .inference.ihmm import transition_counts, transitions
 from .inference.labels import remap_labels
 from .obs import Gaussian, Multinomial, family_from_dict
 from .obs.base import DataSummary, SuffStats

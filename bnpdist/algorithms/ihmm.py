@@ -61,7 +61,8 @@ from ..inference.ddpm import WARMUP, HyperplaneStep, adopt_global, z_rng
 from ..inference.discriminative import log_lik
 from ..inference.features import MAX_DIM, fit_projection
 from ..inference.gibbs import CollapsedState, drive, initial_u, subsample_steps
-from ..inference.ihmm import hdp_step, neighbours, prepare, restaurants, run_ihmm, transitions
+from ..inference.ihmm import (hdp_step, neighbours, prepare, restaurants, run_ihmm, transition_counts,
+                              transitions)
 from ..inference.labels import remap_labels
 from ..inference.snapshot import wants_labels
 from ..kernels.ihmm import beam_paths
@@ -160,16 +161,6 @@ def sequence_partitions(engine, block, lengths, n_partitions: int) -> tuple[Dist
     groups = [g for g in np.split(np.arange(len(lengths)), cuts) if len(g)]
     bounds = np.concatenate([[0], ends[[g[-1] for g in groups]]])
     return engine.partitions(block, bounds=bounds), [lengths[g] for g in groups]
-
-
-def transition_counts(labels, lengths, K):
-    """(N (K, K), N0 (K,)): state→state and start→state counts of the labels."""
-    prev, _ = neighbours(lengths)
-    has = prev >= 0
-    N, N0 = np.zeros((K, K), np.int64), np.zeros(K, np.int64)
-    np.add.at(N, (labels[prev[has]], labels[has]), 1)
-    np.add.at(N0, labels[~has], 1)
-    return N, N0
 
 
 def _hmm_init_task(block, seed, part, family, prior, glob, lengths):

@@ -32,6 +32,14 @@ def has_magic(path: str) -> bool:
     return any(c in path for c in "*?[")
 
 
+def glob_root(path: str) -> str:
+    """The folder a glob ``path`` searches: its "/"-separated parts before the first with a
+    wildcard ("/" or "." when there are none)."""
+    parts = path.split("/")
+    fixed = "/".join(parts[:next((i for i, p in enumerate(parts) if has_magic(p)), len(parts))])
+    return fixed or ("/" if path.startswith("/") else ".")
+
+
 def _address(fs, path: str) -> str:
     return path if isinstance(fs, LocalFileSystem) else fs.unstrip_protocol(path)
 
@@ -44,8 +52,7 @@ def _resolve_one(source, storage_options) -> tuple[list[str], str]:
     fs, path = filesystem(source, storage_options)
     path = path.rstrip("/") or "/"
     if has_magic(path):
-        parts = path.split("/")
-        root = "/".join(parts[:next(i for i, p in enumerate(parts) if has_magic(p))]) or "/"
+        root = glob_root(path)
         infos = [i for i in fs.glob(path, detail=True).values() if i["type"] != "directory"
                  and posixpath.basename(i["name"]) not in VOCAB_FILES
                  and not _hidden(posixpath.basename(i["name"]))]

@@ -43,7 +43,8 @@ class Dataset:
     label_names: list[str]
 
 
-def _missing(package: str) -> ImportError:
+def missing_package(package: str) -> ImportError:
+    """The error of a data set whose package (the `[data]` extra) is not installed."""
     return ImportError(f"the '{package}' package is needed for this data set: "
                        "pip install bnpdist[data]")
 
@@ -51,7 +52,7 @@ def _missing(package: str) -> ImportError:
 def _package_file(package: str, relative: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise _missing(package)
+        raise missing_package(package)
     path = Path(next(iter(spec.submodule_search_locations)), relative)
     if not path.is_file():
         raise FileNotFoundError(f"{path} is not in the installed {package}")

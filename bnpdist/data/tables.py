@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .real import missing_package
+
 
 @dataclass(frozen=True, eq=False)
 class Table:
@@ -40,8 +42,7 @@ def _import(module: str, package: str):
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ImportError(f"the '{package}' package is needed for this data set: "
-                          "pip install bnpdist[data]") from None
+        raise missing_package(package) from None
 
 
 def _table(df, columns, label) -> Table:

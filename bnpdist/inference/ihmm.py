@@ -37,6 +37,21 @@ from .gibbs import initial_state
 from .labels import remap_labels
 
 
+def add_transitions(N: np.ndarray, N0: np.ndarray, labels: np.ndarray, prev: np.ndarray) -> None:
+    """Add the state→state (``N``) and start→state (``N0``) counts of ``labels`` in place
+    (``prev``: each row's previous row, −1 at a sequence's start)."""
+    has = prev >= 0
+    np.add.at(N, (labels[prev[has]], labels[has]), 1)
+    np.add.at(N0, labels[~has], 1)
+
+
+def transition_counts(labels, lengths, K):
+    """(N (K, K), N0 (K,)): state→state and start→state counts of the labels."""
+    N, N0 = np.zeros((K, K), np.int64), np.zeros(K, np.int64)
+    add_transitions(N, N0, np.asarray(labels), neighbours(lengths)[0])
+    return N, N0
+
+
 def neighbours(lengths) -> tuple[np.ndarray, np.ndarray]:
     """``(prev, nxt)``: the previous / next row of each row in concatenated sequences (−1: none)."""
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -66,10 +81,7 @@ class HMMState(DiscriminativeState):
     def recount(self) -> None:
         """Transition counts from the labels."""
         self.N[:], self.N0[:] = 0, 0
-        z = self.labels
-        has = self.prev >= 0
-        np.add.at(self.N, (z[self.prev[has]], z[has]), 1)
-        np.add.at(self.N0, z[~has], 1)
+        add_transitions(self.N, self.N0, self.labels, self.prev)
         self.rowsum[:] = self.N.sum(axis=1)
 
     def _set_state(self, state):

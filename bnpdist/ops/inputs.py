@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ..data import CorpusError, scan
-from ..data.locate import PARQUET_SUFFIXES, has_magic
+from ..data.locate import PARQUET_SUFFIXES, glob_root, has_magic
 from .quarantine import FOLDER
 
 
@@ -42,9 +42,7 @@ def check_sources(sources, allow_missing: bool = False) -> None:
         s = os.fspath(s)
         if "://" in s:
             continue
-        parts = Path(s).parts
-        fixed = parts[:next((i for i, p in enumerate(parts) if has_magic(p)), len(parts))]
-        base = Path(*fixed) if fixed else Path(".")
+        base = Path(glob_root(s))
         if not base.exists():
             raise CorpusError(f"no such folder ({base} is missing: unmounted or mistyped?); "
                               "--allow-missing reads a missing folder as empty", s)

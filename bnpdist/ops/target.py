@@ -30,6 +30,7 @@ from pathlib import Path
 from ..data.atomic import tmp_beside
 from ..data.locate import has_magic
 from .manifest import NAME as MANIFEST, Manifest
+from .store import LATEST
 
 #: the entries of a model folder written by ``fit`` (anything else makes it not a model folder)
 MODEL_ENTRIES = frozenset({"model.json", "arrays.npz", "assignments.parquet", "manifest.json",
@@ -60,8 +61,8 @@ def _local_inputs(sources) -> list[Path]:
 
 def _model_inputs(folder: Path) -> list[str]:
     """The inputs of the model in ``folder`` (its manifest's files; a store: its latest's)."""
-    if (folder / "latest").is_symlink():
-        return [str(folder / "latest")]
+    if (folder / LATEST).is_symlink():
+        return [str(folder / LATEST)]
     try:
         return Manifest.read(folder).paths if (folder / MANIFEST).is_file() else []
     except (OSError, ValueError, KeyError, TypeError):
@@ -81,7 +82,7 @@ def is_model_folder(path: Path) -> bool:
 
 def _owner(folder: Path) -> str | None:
     """What owns ``folder``'s files: "model folder" or "model store" (None: nothing)."""
-    if (folder / "latest").is_symlink():
+    if (folder / LATEST).is_symlink():
         return "model store"
     if (folder / "model.json").is_file():
         return "model folder"
