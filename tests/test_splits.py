@@ -10,6 +10,7 @@ from sklearn.metrics import normalized_mutual_info_score
 from bnpdist.algorithms import hyper, splits
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.algorithms.evidence import partition_log_joint
+from bnpdist.data.blocks import as_block
 from bnpdist.league.sets import SETS
 from bnpdist.mixture import BNPMixture
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial
@@ -203,3 +204,22 @@ def test_every_family_is_cut_into_its_two_groups_and_one_group_is_not(kind):
     data = engine.partitions(one, n_partitions=3)
     assert splits.split_clusters(engine, data, family, DP(1.0), family.stats_hard(one, labels, 1),
                                  engine.labels(data, labels), "refined")[1] is None
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr"])
+def test_a_row_is_scored_under_its_own_clusters_halves_as_under_all_of_them(kind):
+    """The restricted sweeps score each row under its own cluster's halves only: the same numbers
+    as the full (n, K) predictive's columns of those halves."""
+    rng = np.random.default_rng(1)
+    if kind == "dense":
+        block = rng.normal(size=(60, 3))
+        family = _family(block, "diag")
+    else:
+        C, family = _topics(n=30, V=8)
+        block = as_block(C)
+    labels = rng.integers(0, 3, 60)
+    halves = family.stats_hard(block, rng.integers(0, 6, 60), 6)
+    cols = 2 * np.arange(3)[:, None] + np.arange(2)
+    full = family.log_predictive(block, halves)
+    own = splits._own_predictive(block, labels, family, halves, cols)
+    np.testing.assert_allclose(own, full[np.arange(60)[:, None], cols[labels]], rtol=1e-12)

@@ -142,9 +142,13 @@ def halves_part(block, seed, labels, family, centre: np.ndarray, axis: np.ndarra
     return reduce(SuffStats.concat, parts)
 
 
-def _own(lp: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """``lp[i, cols[i]]`` for every row i."""
-    return lp[np.arange(len(cols)), cols]
+def _own_predictive(block, labels: np.ndarray, family, stats: SuffStats, cols: np.ndarray) -> np.ndarray:
+    """(n, m): log f(x_i | ``stats`` cluster ``cols[labels[i], j]``), each row scored only under the
+    m clusters of its own cluster's row of ``cols`` (K, m), not under all of ``stats``' clusters."""
+    out = np.empty((len(labels), cols.shape[1]))
+    for k, rows in _row_groups(labels):
+        out[rows] = family.log_predictive(take_rows(block, rows), stats.take(cols[k]))
+    return out
 
 
 def _extreme_part(block, seed, labels, family, ref: SuffStats, base: SuffStats | None):
@@ -154,11 +158,12 @@ def _extreme_part(block, seed, labels, family, ref: SuffStats, base: SuffStats |
     log f(x_i | ref_k) − log f_0(x_i), f_0 the prior predictive (the row most typical of k)."""
     labels = np.asarray(labels, dtype=np.int64)
     K = ref.K
+    own = np.arange(K)[:, None]
     if base is None:
-        score = _own(family.log_predictive(block, family.zero_stats(1)), np.zeros_like(labels)) \
-            - _own(family.log_predictive(block, ref), labels)
+        score = family.log_predictive(block, family.zero_stats(1))[:, 0] \
+            - _own_predictive(block, labels, family, ref, own)[:, 0]
     else:
-        score = _own(family.log_predictive(block, ref), labels) - _own(family.log_predictive(block, base), labels)
+        score = (_own_predictive(block, labels, family, ref, own) - _own_predictive(block, labels, family, base, own))[:, 0]
     order = np.lexsort((score, labels))
     ks, first = np.unique(labels[order], return_index=True)
     rows = order[first]
@@ -177,9 +182,8 @@ def _anchor_halves_part(block, seed, labels, family, anchors: SuffStats) -> Suff
     """Hard statistics of the halves of each cluster k (2k, 2k + 1) in one partition: each row
     goes to the anchor of k (``anchors`` 2k, 2k + 1) under whose one-row posterior it is likelier."""
     labels = np.asarray(labels, dtype=np.int64)
-    lp = family.log_predictive(block, anchors)
-    return family.stats_hard(block, 2 * labels + (_own(lp, 2 * labels + 1) > _own(lp, 2 * labels)),
-                             anchors.K)
+    lp = _own_predictive(block, labels, family, anchors, 2 * np.arange(anchors.K // 2)[:, None] + np.arange(2))
+    return family.stats_hard(block, 2 * labels + (lp[:, 1] > lp[:, 0]), anchors.K)
 
 
 def anchor_halves(engine, data, family, stats: SuffStats, labels) -> SuffStats:
@@ -207,13 +211,12 @@ def _refine_part(block, seed, labels, family, halves: SuffStats, K: int) -> Suff
     labels = np.asarray(labels, dtype=np.int64)
     with np.errstate(divide="ignore"):
         logn = np.log(halves.n)
-    lp = family.log_predictive(block, halves) + logn
     K2 = 2 * K
-    out = []
-    for a in range(halves.K // K2):
-        first = a * K2 + 2 * labels
-        out.append(family.stats_hard(block, 2 * labels + (_own(lp, first + 1) > _own(lp, first)), K2))
-    return reduce(SuffStats.concat, out)
+    A = halves.K // K2
+    cols = (np.arange(A)[None, :, None] * K2 + 2 * np.arange(K)[:, None, None] + np.arange(2)).reshape(K, 2 * A)
+    lp = _own_predictive(block, labels, family, halves, cols) + logn[cols[labels]]
+    return reduce(SuffStats.concat, [family.stats_hard(block, 2 * labels + (lp[:, 2 * a + 1] > lp[:, 2 * a]), K2)
+                                     for a in range(A)])
 
 
 def _same(a: SuffStats, b: SuffStats) -> bool:
