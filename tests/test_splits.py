@@ -208,8 +208,8 @@ def test_every_family_is_cut_into_its_two_groups_and_one_group_is_not(kind):
 
 @pytest.mark.parametrize("kind", ["dense", "csr"])
 def test_a_row_is_scored_under_its_own_clusters_halves_as_under_all_of_them(kind):
-    """The restricted sweeps score each row under its own cluster's halves only: the same numbers
-    as the full (n, K) predictive's columns of those halves."""
+    """The restricted sweeps score each row under its own cluster's halves only (clusters in
+    batches): the same numbers as the full (n, K) predictive's columns of those halves."""
     rng = np.random.default_rng(1)
     if kind == "dense":
         block = rng.normal(size=(60, 3))
@@ -217,9 +217,9 @@ def test_a_row_is_scored_under_its_own_clusters_halves_as_under_all_of_them(kind
     else:
         C, family = _topics(n=30, V=8)
         block = as_block(C)
-    labels = rng.integers(0, 3, 60)
-    halves = family.stats_hard(block, rng.integers(0, 6, 60), 6)
-    cols = 2 * np.arange(3)[:, None] + np.arange(2)
+    labels = rng.integers(0, 9, 60)         # nine clusters: scored in batches of three
+    halves = family.stats_hard(block, rng.integers(0, 18, 60), 18)
+    cols = 2 * np.arange(9)[:, None] + np.arange(2)
     full = family.log_predictive(block, halves)
     own = splits._own_predictive(block, labels, family, halves, cols)
     np.testing.assert_allclose(own, full[np.arange(60)[:, None], cols[labels]], rtol=1e-12)
