@@ -4,8 +4,8 @@ scikit-learn conventions (``sklearn/mixture/_base.py``): ``__init__`` stores par
 validates them once against their declared constraints (``_parameter_constraints``), fitted
 attributes end in ``_``, and fitting ends with an E-step so that ``labels_ == predict(X_train)``.
 A fit runs the stages of :mod:`bnpdist.algorithms.stages` in order
-(:data:`~bnpdist.algorithms.stages.DEFAULT_STAGES`: resolve, search, fit, splits, moves,
-neighbours, tails, point_estimate, hyperplanes, final_e_step; ``stages=`` selects them).
+(:data:`~bnpdist.algorithms.stages.DEFAULT_STAGES`: resolve, search, fit, moves, neighbours,
+tails, point_estimate, hyperplanes, final_e_step; ``stages=`` selects them).
 Algorithms are looked up in :data:`ALGORITHMS` (name → driver generator ``fn(engine, data,
 family, prior, config, state) -> Iterator[Snapshot]``), so samplers can register themselves
 under their own names.
