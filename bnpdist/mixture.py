@@ -4,8 +4,8 @@ scikit-learn conventions (``sklearn/mixture/_base.py``): ``__init__`` stores par
 validates them once against their declared constraints (``_parameter_constraints``), fitted
 attributes end in ``_``, and fitting ends with an E-step so that ``labels_ == predict(X_train)``.
 A fit runs the stages of :mod:`bnpdist.algorithms.stages` in order
-(:data:`~bnpdist.algorithms.stages.DEFAULT_STAGES`: resolve, search, fit, splits, moves,
-neighbours, tails, point_estimate, hyperplanes, final_e_step; ``stages=`` selects them).
+(:data:`~bnpdist.algorithms.stages.DEFAULT_STAGES`: resolve, search, fit, moves, neighbours,
+tails, point_estimate, hyperplanes, final_e_step; ``stages=`` selects them).
 Algorithms are looked up in :data:`ALGORITHMS` (name → driver generator ``fn(engine, data,
 family, prior, config, state) -> Iterator[Snapshot]``), so samplers can register themselves
 under their own names.
@@ -137,9 +137,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         both None: small in-memory input runs in this process, anything else on a local Dask
         cluster started for the call (:func:`bnpdist.distributed.engine_for`)
     verbose : print one line per snapshot
-    splits : the cuts of the "splits" stage (:data:`~bnpdist.algorithms.splits.CUTS`: "principal",
-        "refined"; "auto": :func:`~bnpdist.algorithms.splits.cuts_for`); None: no splits and no
-        row moves
+    splits : the cuts of the "moves" stage's split moves (:data:`~bnpdist.algorithms.splits.CUTS`:
+        "principal", "refined"; "auto": :func:`~bnpdist.algorithms.splits.cuts_for`); None: no
+        split, merge or row moves
     stages : the stages of the fit to run, names from
         :data:`~bnpdist.algorithms.stages.DEFAULT_STAGES` (each runs only where it applies);
         None: all.  "resolve", "fit", "point_estimate" and "final_e_step" are required; e.g.

@@ -59,10 +59,11 @@ def _diag_posterior(self, stats):
 @contextlib.contextmanager
 def variant(name: str):
     """The library patched as the variant ``name`` describes (module docstring)."""
-    saved = [(moves_stage, "moves_apply", moves_stage.moves_apply), (refine, "cuts_apply", refine.cuts_apply),
-             (refine, "TIE_NATS", refine.TIE_NATS), (moves_stage, "run", moves_stage.run),
+    saved = [(moves_stage, "moves_apply", moves_stage.moves_apply),
+             (refine, "has_posterior_axes", refine.has_posterior_axes),
+             (refine, "TIE_NATS", refine.TIE_NATS), (moves_stage, "row_moves", moves_stage.row_moves),
              (DiagGaussian, "posterior_mean", DiagGaussian.posterior_mean)]
-    one_round = moves_stage.run
+    one_round = moves_stage.row_moves
     if name == "none":
         refine.TIE_NATS = np.inf
     elif name == "rounds3":
@@ -72,11 +73,11 @@ def variant(name: str):
                 yield from one_round(est, s)
                 if s.snap is last:        # no candidate, or undone
                     break
-        moves_stage.run = rounds
+        moves_stage.row_moves = rounds
     elif name == "full-only":
         moves_stage.moves_apply = lambda f: refine.moves_apply(f) and f.name == "Gaussian"
     elif name == "diag-cuts":
-        refine.cuts_apply = lambda f: splits.cuts_apply(f) or f.name == "DiagGaussian"
+        refine.has_posterior_axes = lambda f: splits.has_posterior_axes(f) or f.name == "DiagGaussian"
         DiagGaussian.posterior_mean = _diag_posterior
     try:
         yield

@@ -200,7 +200,9 @@ def test_a_floored_family_ties_kappa0_to_c_and_is_searched_further(covariance):
         assert Gaussian(covariance=covariance, kappa0=0.5, floor="resolution").resolve(summary, c).kappa0 == 0.5
     assert default_kappa0(np.zeros(2), 12.8) == KAPPA0 == default_kappa0(None, 12.8)
     assert max_cov_fraction(None, summary) == MAX_COV_FRACTION == max_cov_fraction(on.floor)   # spans unknown
-    assert cuts_for("auto", on) == "refined" and cuts_for("auto", off) == "principal"
+    # unfloored, only a full-covariance Gaussian has a principal cut of its own
+    assert cuts_for("auto", on) == "refined" and cuts_for("auto", off) == ("principal" if covariance == "full"
+                                                                           else "refined")
     assert cuts_for("principal", on) == "principal" and cuts_for(None, on) is None
 
 

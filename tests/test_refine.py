@@ -108,24 +108,25 @@ def test_the_experiment_job_runs_its_variants_and_restores_the_library(capsys):
     from bnpdist.algorithms import splits
     from bnpdist.algorithms.stages import moves
     from bnpdist.obs.gaussian_diag import DiagGaussian
-    DIAG_POSTERIOR, RUN = DiagGaussian.posterior_mean, moves.run
+    DIAG_POSTERIOR, ROW_MOVES = DiagGaussian.posterior_mean, moves.row_moves
     load_job("exp_refine").main(["--sets", "iris", "--seeds", "0"])
     row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| iris")]
     assert len(row) == 1 and row[0].count("|") == 2 + 5 + 1
-    assert refine.cuts_apply is splits.cuts_apply and moves.refine is refine.refine
-    assert moves.moves_apply is refine.moves_apply and moves.run is RUN
+    assert refine.has_posterior_axes is splits.has_posterior_axes and moves.refine is refine.refine
+    assert moves.moves_apply is refine.moves_apply and moves.row_moves is ROW_MOVES
     assert refine.TIE_NATS == 3.0 and DiagGaussian.posterior_mean is DIAG_POSTERIOR
 
 
 def test_gaussian_rows_are_moved_bernoulli_rows_are_not():
     """Bernoulli fits are cut by the split rounds but their rows are not moved (measured: binarised
-    digits NMI −0.003 to +0.005 at up to 1.8× the CPU); Gaussians, full or diagonal, are."""
-    from bnpdist.algorithms.splits import cuts_apply
+    digits NMI −0.003 to +0.005 at up to 1.8× the CPU); Gaussians, full or diagonal, are, and
+    only the full-covariance family gets cut candidates among its row moves."""
+    from bnpdist.algorithms.splits import has_posterior_axes
     from bnpdist.obs import Bernoulli
     X = np.random.default_rng(1).normal(size=(50, 3))
     bern = Bernoulli(a=1.0, b=1.0).resolve(DataSummary(50, 3, "dense"))
-    assert refine.moves_apply(_family(X)) and cuts_apply(bern) and not refine.moves_apply(bern)
-    assert refine.moves_apply(_family(X, "diag")) and not cuts_apply(_family(X, "diag"))
+    assert refine.moves_apply(_family(X)) and has_posterior_axes(_family(X)) and not refine.moves_apply(bern)
+    assert refine.moves_apply(_family(X, "diag")) and not has_posterior_axes(_family(X, "diag"))
 
 
 def test_a_diagonal_fit_moves_its_rows_from_the_partition_only(monkeypatch):

@@ -3,15 +3,17 @@ rises, and the default fit then finds blobs that EP alone had merged; refined cu
 principal axes, restricted sweeps) find groups that the principal axis cuts across."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import make_blobs
 from sklearn.metrics import normalized_mutual_info_score
 
 from bnpdist.algorithms import hyper, splits
 from bnpdist.distributed import DaskEngine, LocalEngine
 from bnpdist.algorithms.evidence import partition_log_joint
+from bnpdist.data.blocks import as_block
 from bnpdist.league.sets import SETS
 from bnpdist.mixture import BNPMixture
-from bnpdist.obs import Bernoulli, Gaussian
+from bnpdist.obs import Bernoulli, Gaussian, Multinomial
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP
 
@@ -26,7 +28,9 @@ def _split(X, labels, family, cuts="principal"):
     data = engine.partitions(X, n_partitions=3)
     K = labels.max() + 1
     stats = family.stats_hard(X, labels, K)
-    return stats, splits.split_clusters(engine, data, family, DP(1.0), stats, engine.labels(data, labels), cuts)
+    whole, cut = splits.split_clusters(engine, data, family, DP(1.0), stats, engine.labels(data, labels), cuts)
+    assert whole.allclose(stats)        # the hard statistics of the partition cut
+    return stats, cut
 
 
 def test_a_cluster_of_two_groups_is_cut_and_a_gaussian_one_is_not():
@@ -46,12 +50,6 @@ def test_a_cluster_of_two_groups_is_cut_and_a_gaussian_one_is_not():
     assert lj(cut) > lj(stats) + splits.TIE_NATS
     _, none = _split(one, np.zeros(400, dtype=np.int64), _family(one))
     assert none is None
-
-
-def test_diagonal_gaussians_are_not_cut():
-    X = np.random.default_rng(1).normal(size=(50, 3))
-    assert splits.cuts_apply(_family(X))
-    assert not splits.cuts_apply(_family(X, "diag"))
 
 
 @pytest.mark.parametrize("seed", [0, 3])
@@ -128,14 +126,15 @@ def test_a_bernoulli_cluster_of_two_groups_is_cut_alike_on_one_or_three_partitio
     monkeypatch.setattr(splits, "FULL_AXES_MAX_D", full_axes_max_d)
     X = _binary_groups()
     family, prior = Bernoulli(a=1.0, b=1.0).resolve(DataSummary(len(X), X.shape[1], "dense")), DP(1.0)
-    assert splits.cuts_apply(family) and splits.cuts_for(splits.AUTO, family) == "refined"
+    assert splits.cuts_for(splits.AUTO, family) == "refined"
     labels = np.zeros(len(X), dtype=np.int64)
     stats = family.stats_hard(X, labels, 1)
     cuts = []
     with DaskEngine(n_workers=2, dashboard=False) as dask:
         for engine, P in ((LocalEngine(), 1), (LocalEngine(), 3), (dask, 3)):
             data = engine.partitions(X, n_partitions=P)
-            cuts.append(splits.split_clusters(engine, data, family, prior, stats, engine.labels(data, labels), "refined"))
+            cuts.append(splits.split_clusters(engine, data, family, prior, stats, engine.labels(data, labels),
+                                              "refined")[1])
     cut = cuts[0]
     assert cut is not None and cut.K == 2
     assert all(np.array_equal(cut[k], other[k]) for other in cuts[1:] for k in cut.arrays)
@@ -159,3 +158,68 @@ def test_split_rounds_separate_the_binarised_digits_that_ep_lumps():
     assert len(np.unique(split.labels_)) >= 10 and normalized_mutual_info_score(y, split.labels_) > 0.7
     lj = lambda m: partition_log_joint(m.obs_, m.prior_, X, m.labels_)
     assert lj(split) > lj(lumped) + 1000
+
+
+def _topics(seed=0, n=100, V=200, one=False):
+    """Documents of 30 words from two topics (Dirichlet(0.1) over V words), n of each, as CSR."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(V, 0.1), size=2)
+    C = np.array([rng.multinomial(30, p[0 if one else int(i >= n)]) for i in range(2 * n)], dtype=float)
+    family = Multinomial(beta=V / 2).resolve(DataSummary(2 * n, V, "csr", C.sum(0) / C.sum(), mean_length=30.0))
+    return sp.csr_matrix(C), family
+
+
+def _shifted(seed=0, shift=1.5):
+    """Two groups of 150 rows in d 20, unit variance, means ``shift`` apart on the first 10 columns."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.normal(0, 1, (150, 20)), rng.normal(0, 1, (150, 20)) + shift * (np.arange(20) < 10)])
+
+
+@pytest.mark.parametrize("kind", ["diag", "multinomial"])
+def test_every_family_is_cut_into_its_two_groups_and_one_group_is_not(kind):
+    """The refined cuts of a family without a posterior covariance (the default for it) start from
+    two anchor rows as well as the axes: a diagonal Gaussian cluster of two groups shifted by 1.5
+    sd on half the columns, and a Multinomial cluster of documents from two topics (counts: the
+    anchors are the only start), are cut into their groups on one and three partitions alike; a
+    cluster of one group is not cut."""
+    if kind == "diag":
+        X, one = _shifted(), _shifted(shift=0.0)
+        family = _family(X, "diag")
+    else:
+        (X, family), (one, _) = _topics(), _topics(one=True)
+    assert splits.cuts_for(splits.AUTO, family) == "refined"
+    labels, truth = np.zeros(X.shape[0], dtype=np.int64), np.arange(X.shape[0]) >= X.shape[0] // 2
+    stats = family.stats_hard(X, labels, 1)
+    engine = LocalEngine()
+    cuts = []
+    for P in (1, 3):
+        data = engine.partitions(X, n_partitions=P)
+        cuts.append(splits.split_clusters(engine, data, family, DP(1.0), stats, engine.labels(data, labels),
+                                          "refined")[1])
+    cut = cuts[0]
+    assert cut is not None and cut.K == 2 and cut.allclose(cuts[1])
+    groups = family.stats_hard(X, truth.astype(np.int64), 2)
+    misplaced = np.abs(np.sort(cut.n) - np.sort(groups.n)).max()
+    assert misplaced <= (10 if kind == "diag" else 0)
+    data = engine.partitions(one, n_partitions=3)
+    assert splits.split_clusters(engine, data, family, DP(1.0), family.stats_hard(one, labels, 1),
+                                 engine.labels(data, labels), "refined")[1] is None
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr"])
+def test_a_row_is_scored_under_its_own_clusters_halves_as_under_all_of_them(kind):
+    """The restricted sweeps score each row under its own cluster's halves only (clusters in
+    batches): the same numbers as the full (n, K) predictive's columns of those halves."""
+    rng = np.random.default_rng(1)
+    if kind == "dense":
+        block = rng.normal(size=(60, 3))
+        family = _family(block, "diag")
+    else:
+        C, family = _topics(n=30, V=8)
+        block = as_block(C)
+    labels = rng.integers(0, 9, 60)         # nine clusters: scored in batches of three
+    halves = family.stats_hard(block, rng.integers(0, 18, 60), 18)
+    cols = 2 * np.arange(9)[:, None] + np.arange(2)
+    full = family.log_predictive(block, halves)
+    own = splits._own_predictive(block, labels, family, halves, cols)
+    np.testing.assert_allclose(own, full[np.arange(60)[:, None], cols[labels]], rtol=1e-12)

@@ -26,7 +26,7 @@ def _fit(X, **params):
 
 
 def test_every_stage_is_a_module_with_applies_and_run():
-    assert stages.DEFAULT_STAGES == ("resolve", "search", "fit", "splits", "moves", "neighbours", "tails",
+    assert stages.DEFAULT_STAGES == ("resolve", "search", "fit", "moves", "neighbours", "tails",
                                      "point_estimate", "hyperplanes", "final_e_step")
     assert set(stages.STAGES) == set(stages.DEFAULT_STAGES) >= set(stages.REQUIRED)
     for name, module in stages.STAGES.items():
@@ -54,7 +54,7 @@ def test_stages_are_validated_and_kept_as_a_parameter(tmp_path):
 
 def test_a_stage_switched_off():
     """Without "tails" the default fit keeps its Gaussian clusters (with it: Student-t); without
-    "neighbours" the search's choice is the fit's; without "splits" and "moves" the fit equals
+    "neighbours" the search's choice is the fit's; without "moves" the fit equals
     ``splits=None``'s bit for bit."""
     X = _heavy()
     full = _fit(X)
@@ -64,7 +64,7 @@ def test_a_stage_switched_off():
     assert no_tails.hyper_search_["refits"] == full.hyper_search_["refits"]
     alone = _fit(X, stages=[s for s in stages.DEFAULT_STAGES if s != "neighbours"])
     assert "refits" not in alone.hyper_search_
-    cut = [s for s in stages.DEFAULT_STAGES if s not in ("splits", "moves")]
+    cut = [s for s in stages.DEFAULT_STAGES if s != "moves"]
     a, b = _fit(X, stages=cut, hyperparameters="fixed"), _fit(X, splits=None, hyperparameters="fixed")
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_array_equal(a.stats_.n, b.stats_.n)

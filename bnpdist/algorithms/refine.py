@@ -1,8 +1,8 @@
-"""Row moves after EP for full-covariance Gaussian clusters (iterated conditional modes, Besag 1986).
+"""Row moves after EP for Gaussian clusters (iterated conditional modes, Besag 1986).
 
 The split rounds (:mod:`bnpdist.algorithms.splits`) keep a cut only when the cut itself raises
 the log joint; a cluster that lumps groups along other directions than its principal axis is
-not halved well by it, and the cut loses.  After EP and its split rounds, rows of the final
+not halved well by it, and the cut loses.  After EP and its split and merge rounds, rows of the final
 E-step's hard partition ẑ move in turn to their conditional's mode under the collapsed model,
 
     ẑ_i = argmax_k  (n_k^−i − σ) f_k^−i(x_i)  (existing),   mass·(U + τ)^σ f_0(x_i)  (new)
@@ -27,7 +27,7 @@ from ..data.blocks import as_block, n_rows
 from ..inference.ddpm import adopt_global
 from ..inference.gibbs import CollapsedState
 from .evidence import TIE_NATS, stats_log_joint
-from .splits import cuts_apply, halves_part, principal_axes
+from .splits import halves_part, has_posterior_axes, principal_axes
 
 #: sweeps of row moves at most
 REFINE_SWEEPS = 30
@@ -110,7 +110,7 @@ def refine(engine, data, family, prior, U: float, labels, K: int):
     hard = hard_stats(engine, data, family, labels, K)
     before = stats_log_joint(family, prior, hard)
     cands = [_moved(engine, data, family, prior, U, labels, hard, None)]
-    if not cuts_apply(family):       # a diagonal Gaussian: no cut candidates
+    if not has_posterior_axes(family):       # a diagonal Gaussian: no cut candidates
         score = stats_log_joint(family, prior, cands[0])
         return before, (cands[0] if score > before + TIE_NATS else None)
     post = family.posterior_mean(hard)

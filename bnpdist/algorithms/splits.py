@@ -1,30 +1,33 @@
-"""Split moves after EP for full-covariance Gaussian and Bernoulli clusters.
+"""Split moves after EP, for every family: a cluster's cut into two halves, kept when it raises
+the log joint.
 
 EP refines the clusters that its recording ADF pass opened but never divides one: when a
 cluster's first rows came from two groups, both stay in it, although the two groups apart have
-the higher log joint.  After EP, every cluster with rows (the final E-step's hard labels)
-is cut through its posterior mean across the principal axis of its posterior covariance — the
-launch of the sub-cluster sampler's split (Chang & Fisher 2013) — and the cut is kept when it
-raises the log joint log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`bnpdist.algorithms.evidence.partition_log_joint`;
-p(ẑ) the prior's EPPF) by more than :data:`~bnpdist.algorithms.evidence.TIE_NATS`,
-cluster by cluster in order.  EP then restarts warm from the hard statistics of the new
-partition (:meth:`~bnpdist.algorithms.variational.VariationalRun.warm`), for at most
-:data:`SPLIT_ROUNDS` rounds (a Bernoulli fit: :data:`SPLIT_ROUNDS_BERNOULLI`).
+the higher log joint.  After EP, every cluster with rows (the final E-step's hard labels) is cut,
+and the cut is kept when it raises the log joint log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ)
+(:func:`bnpdist.algorithms.evidence.partition_log_joint`; p(ẑ) the prior's EPPF) by more than
+:data:`~bnpdist.algorithms.evidence.TIE_NATS`, cluster by cluster in order; EP then restarts warm
+from the hard statistics of the new partition (the "moves" stage,
+:mod:`bnpdist.algorithms.stages.moves`, with the merges of :mod:`bnpdist.algorithms.merges`),
+for at most :func:`split_rounds` rounds.
 
-Only the full-covariance Gaussian and the Bernoulli family are cut (:func:`cuts_apply`): under the
-diagonal Gaussian, clusters whose features are correlated gain log joint from any cut.  A Bernoulli cluster has no posterior
-covariance: its cuts run through the mean of its rows (the hard labels) across the principal axes
-of their empirical covariance (:func:`cut_axes`: one more map/reduce of Σx and Σxxᵀ per cluster),
-and are always refined (:func:`cuts_for`): EP's one ADF pass may lump binary data into very
-few clusters, which the cuts and EP warm from them separate.
+The cuts (:data:`CUTS`, chosen by :func:`cuts_for`):
 
-``cuts="refined"`` (:data:`CUTS`; ``BNPMixture(splits="refined")``) tries, for every cluster,
-the cuts across its three leading principal axes, refines each by up to ten restricted sweeps
-(every row of the cluster moves to the half h of larger log n_h + log f_h(x) under the halves'
-current statistics: the restricted Gibbs step of Chang & Fisher 2013 at its mode, a 2-means
-under the predictive) and keeps the cut of largest gain.  A cluster that lumps several groups
-is seldom halved well by the principal axis of their pooled covariance; the refined cuts find
-such groups but can over-split where the principal cut does not (docs/QUALITY.md).
+* "principal": the hyperplane through a full-covariance Gaussian cluster's posterior mean across
+  the principal axis of its posterior covariance — the launch of the sub-cluster sampler's split
+  (Chang & Fisher 2013).
+* "refined" (every other family, and ``BNPMixture(splits="refined")``): on dense data the
+  hyperplanes across the three leading principal axes (a family without a posterior covariance:
+  of its rows' empirical covariance, :func:`cut_axes`), and for every family and kind of data
+  the two anchor rows of :func:`anchor_halves` (the only start on counts); each start refined by
+  up to ten restricted sweeps (every row of the cluster moves to the half h of larger
+  log n_h + log f_h(x) under the halves' current statistics: the restricted Gibbs step of Chang
+  & Fisher 2013 at its mode, a 2-means under the predictive) and the cut of largest gain kept.
+  A cluster that lumps several groups is seldom halved well by the principal axis of their
+  pooled covariance; under a full-covariance Gaussian the refined cuts can over-split where the
+  principal cut does not (docs/QUALITY.md).  Under a diagonal Gaussian, a cluster whose
+  features are correlated gains log joint from a cut that separates no groups: which covariance
+  structure holds is the evidence's choice between fits (the "neighbours" stage).
 """
 from __future__ import annotations
 
@@ -32,52 +35,47 @@ from functools import reduce
 
 import numpy as np
 
+from ..data.blocks import take_rows
 from ..obs.base import SuffStats
 from .evidence import TIE_NATS
 from ..obs.gaussian import is_floored
 
 #: rounds of cuts and warm EP after the fit (a full-covariance Gaussian's)
 SPLIT_ROUNDS = 3
-#: ... a Bernoulli fit's, at most: each round at most doubles K, and its ADF pass may leave one
+#: ... another family's, at most: each round at most doubles K, and its ADF pass may leave one
 #: cluster, so reaching K clusters takes at least log2 K rounds
-SPLIT_ROUNDS_BERNOULLI = 10
+SPLIT_ROUNDS_OTHER = 10
 #: split cuts by name: (leading principal axes a cut is tried across, restricted sweeps refining
 #: each); "principal" is the single cut of an unfloored fit
 CUTS = {"principal": (1, 0), "refined": (3, 10)}
 #: ``BNPMixture(splits=AUTO)`` (the default): :func:`cuts_for`
 AUTO = "auto"
-#: columns up to which a Bernoulli cluster's cuts cross the principal axes of its rows' covariance
-#: (a partition sends K·d² numbers, 1 MiB for K = 8 at the bound); above, its most variable columns
-#: (K·d numbers; both score alike, docs/QUALITY.md)
+#: columns up to which a cluster without a posterior covariance is cut across the principal axes
+#: of its rows' covariance (a partition sends K·d² numbers, 1 MiB for K = 8 at the bound); above,
+#: its most variable columns (K·d numbers; both score alike, docs/QUALITY.md)
 FULL_AXES_MAX_D = 128
 
 
 def cuts_for(splits: str, family) -> str:
-    """The cuts of ``splits`` for a fitted ``family``: as named, and for :data:`AUTO` "refined" when
-    the family is a Bernoulli or floored (coarse data, :mod:`bnpdist.obs.quantised`), else "principal":
-    under a floored model EP's partition depends on rounding, which the refined cuts undo;
-    unfloored, they over-split (docs/QUALITY.md)."""
+    """The cuts of ``splits`` for a fitted ``family``: as named, and for :data:`AUTO` "principal"
+    for an unfloored full-covariance Gaussian, else "refined": a family without a posterior
+    covariance has no principal cut of its own, and under a floored model (coarse data,
+    :mod:`bnpdist.obs.quantised`) EP's partition depends on rounding, which the refined cuts
+    undo; unfloored full-covariance Gaussians they over-split (docs/QUALITY.md)."""
     if splits != AUTO:
         return splits
-    return "refined" if _bernoulli(family) or is_floored(getattr(family, "floor", None)) else "principal"
+    return "principal" if has_posterior_axes(family) and not is_floored(getattr(family, "floor", None)) \
+        else "refined"
 
 
-def _full_gaussian(family) -> bool:
+def has_posterior_axes(family) -> bool:
+    """Whether the family's clusters have a posterior covariance to cut across: a full-covariance Gaussian."""
     return getattr(family, "name", None) == "Gaussian" and getattr(family, "covariance", None) == "full"
 
 
-def _bernoulli(family) -> bool:
-    return getattr(family, "name", None) == "Bernoulli"
-
-
 def split_rounds(family) -> int:
-    """Rounds of cuts and warm EP after an EP fit of ``family`` (one that :func:`cuts_apply`)."""
-    return SPLIT_ROUNDS if _full_gaussian(family) else SPLIT_ROUNDS_BERNOULLI
-
-
-def cuts_apply(family) -> bool:
-    """Whether the fitted family is cut: a full-covariance Gaussian or a Bernoulli."""
-    return _full_gaussian(family) or _bernoulli(family)
+    """Rounds of cuts, merges and warm EP after an EP fit of ``family``."""
+    return SPLIT_ROUNDS if has_posterior_axes(family) else SPLIT_ROUNDS_OTHER
 
 
 def principal_axes(cov: np.ndarray, n_axes: int) -> np.ndarray:
@@ -115,7 +113,7 @@ def cut_axes(engine, data, family, stats: SuffStats, labels, n_axes: int):
     and the leading eigenvectors of their covariances Σxxᵀ/n_k − m_k m_kᵀ, or for more than
     :data:`FULL_AXES_MAX_D` columns the unit vectors of the A columns of largest variance
     Σx²/n_k − m_k² (a cut on one column)."""
-    if _full_gaussian(family):
+    if has_posterior_axes(family):
         post = family.posterior_mean(stats)
         return post["mean"], principal_axes(post["cov"], n_axes)
     K, d = stats.K, data.n_features
@@ -144,26 +142,89 @@ def halves_part(block, seed, labels, family, centre: np.ndarray, axis: np.ndarra
     return reduce(SuffStats.concat, parts)
 
 
+def _own_predictive(block, labels: np.ndarray, family, stats: SuffStats, cols: np.ndarray) -> np.ndarray:
+    """(n, m): log f(x_i | ``stats`` cluster ``cols[labels[i], j]``), each row scored only under the
+    m clusters of its own cluster's row of ``cols`` (K, m), not under all of ``stats``' clusters:
+    the K clusters in about √K batches, each batch's rows under its batch's columns (about √K·m
+    predictives a row in √K calls, not K·m in one or m in K)."""
+    out = np.empty((len(labels), cols.shape[1]))
+    groups = _row_groups(labels)
+    size = max(1, int(np.sqrt(len(groups))))
+    for start in range(0, len(groups), size):
+        batch = groups[start:start + size]
+        rows = np.concatenate([r for _, r in batch])
+        use = np.unique(cols[[k for k, _ in batch]])
+        lp = family.log_predictive(take_rows(block, rows), stats.take(use))
+        out[rows] = lp[np.arange(len(rows))[:, None], np.searchsorted(use, cols[labels[rows]])]
+    return out
+
+
+def _extreme_part(block, seed, labels, family, ref: SuffStats, base: SuffStats | None):
+    """(v, s): for each cluster k, the smallest score v_k over its rows in this partition and that
+    row's statistics s (as cluster k of K; ∞ and none where k has no row here).  The score of row
+    i of cluster k: log f(x_i | ref_k) − log f(x_i | base_k), or with ``base`` None the negated
+    log f(x_i | ref_k) − log f_0(x_i), f_0 the prior predictive (the row most typical of k)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    K = ref.K
+    own = np.arange(K)[:, None]
+    if base is None:
+        score = family.log_predictive(block, family.zero_stats(1))[:, 0] \
+            - _own_predictive(block, labels, family, ref, own)[:, 0]
+    else:
+        score = (_own_predictive(block, labels, family, ref, own) - _own_predictive(block, labels, family, base, own))[:, 0]
+    order = np.lexsort((score, labels))
+    ks, first = np.unique(labels[order], return_index=True)
+    rows = order[first]
+    value = np.full(K, np.inf)
+    value[ks] = score[rows]
+    return value, family.stats_hard(take_rows(block, rows), ks, K)
+
+
+def _least(a: tuple, b: tuple) -> tuple:
+    """Per cluster the :func:`_extreme_part` of smaller score (the first on ties)."""
+    later = b[0] < a[0]
+    return np.where(later, b[0], a[0]), a[1].scale(~later) + b[1].scale(later)
+
+
+def _anchor_halves_part(block, seed, labels, family, anchors: SuffStats) -> SuffStats:
+    """Hard statistics of the halves of each cluster k (2k, 2k + 1) in one partition: each row
+    goes to the anchor of k (``anchors`` 2k, 2k + 1) under whose one-row posterior it is likelier."""
+    labels = np.asarray(labels, dtype=np.int64)
+    lp = _own_predictive(block, labels, family, anchors, 2 * np.arange(anchors.K // 2)[:, None] + np.arange(2))
+    return family.stats_hard(block, 2 * labels + (lp[:, 1] > lp[:, 0]), anchors.K)
+
+
+def anchor_halves(engine, data, family, stats: SuffStats, labels) -> SuffStats:
+    """Halves (2k, 2k + 1) of each of ``stats``' K clusters around two anchor rows, for any family
+    and any data (dense or counts): a farthest-point traversal under the model (Gonzalez 1985;
+    the two-anchor launch of Jain & Neal 2004's split–merge proposal).  a₀ is the row of k most
+    typical of it (largest log f_k(x) − log f_0(x)); a₁ the row of k that a₀ explains worst
+    relative to its cluster (smallest log f(x | a₀) − log f_k(x)), a₂ likewise of a₁; each row
+    then goes to the likelier of a₁ and a₂.  Three map/reduces of one score and one row's
+    statistics per cluster, and one of the halves."""
+    def farthest(ref, base, key):
+        return engine.reduce(engine.map(_extreme_part, data, labels, family, ref, base, key=key), _least)[1]
+    a0 = farthest(stats, None, "split-anchor-0")
+    a1 = farthest(a0, stats, "split-anchor-1")
+    a2 = farthest(a1, stats, "split-anchor-2")
+    anchors = a1.concat(a2).take(np.arange(2 * stats.K).reshape(2, -1).T.ravel())
+    return engine.reduce(engine.map(_anchor_halves_part, data, labels, family, anchors, key="split-anchor-halves"))
+
+
 def _refine_part(block, seed, labels, family, halves: SuffStats, K: int) -> SuffStats:
     """Hard statistics of the halves (as :func:`halves_part`, ``K`` clusters) after one restricted
     sweep: for each start, each row of cluster k moves to the half h of its pair of larger
     log n_h + log f_h(x) under the halves' statistics (the restricted Gibbs step of Chang &
     Fisher 2013 at its mode)."""
-    X = np.asarray(block, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
     with np.errstate(divide="ignore"):
         logn = np.log(halves.n)
     K2 = 2 * K
-    groups = [(k, rows, X[rows]) for k, rows in _row_groups(labels)]
-    out = []
-    for a in range(halves.K // K2):
-        side = np.zeros(len(X), dtype=np.int64)
-        for k, rows, Xk in groups:
-            pair = a * K2 + np.array([2 * k, 2 * k + 1])
-            lp = family.log_predictive(Xk, halves.take(pair)) + logn[pair]
-            side[rows] = lp[:, 1] > lp[:, 0]
-        out.append(family.stats_hard(X, 2 * labels + side, K2))
-    return reduce(SuffStats.concat, out)
+    A = halves.K // K2
+    cols = (np.arange(A)[None, :, None] * K2 + 2 * np.arange(K)[:, None, None] + np.arange(2)).reshape(K, 2 * A)
+    lp = _own_predictive(block, labels, family, halves, cols) + logn[cols[labels]]
+    return reduce(SuffStats.concat, [family.stats_hard(block, 2 * labels + (lp[:, 2 * a + 1] > lp[:, 2 * a]), K2)
+                                     for a in range(A)])
 
 
 def _same(a: SuffStats, b: SuffStats) -> bool:
@@ -172,13 +233,22 @@ def _same(a: SuffStats, b: SuffStats) -> bool:
 
 
 def split_clusters(engine, data, family, prior, stats: SuffStats, labels,
-                   cuts: str = "principal") -> SuffStats | None:
-    """The hard statistics of the partition ``labels`` (a labels DistData over ``stats``' K
-    clusters) with every kept cut (``cuts``: a name in :data:`CUTS`), or None when no cut is kept."""
+                   cuts: str = "principal") -> tuple[SuffStats, SuffStats | None]:
+    """(the hard statistics of the partition ``labels`` (a labels DistData over ``stats``' K
+    clusters), the same with every kept cut or None when no cut is kept).  ``cuts`` (a name in
+    :data:`CUTS`): the starts are the hyperplanes across the leading axes (dense data), and for
+    "refined" also the two anchor rows of :func:`anchor_halves` (every family, the only start on
+    counts), each refined by the restricted sweeps; each cluster's best start is its cut."""
     n_axes, sweeps = CUTS[cuts]
-    centre, axis = cut_axes(engine, data, family, stats, labels, n_axes)
-    A, K = axis.shape[0], stats.K
-    halves = engine.reduce(engine.map(halves_part, data, labels, family, centre, axis, key="split-halves"))
+    K = stats.K
+    starts = []
+    if data.kind != "csr":
+        centre, axis = cut_axes(engine, data, family, stats, labels, n_axes)
+        starts.append(engine.reduce(engine.map(halves_part, data, labels, family, centre, axis, key="split-halves")))
+    if sweeps:
+        starts.append(anchor_halves(engine, data, family, stats, labels))
+    halves = reduce(SuffStats.concat, starts)
+    A = halves.K // (2 * K)
     for _ in range(sweeps):
         new = engine.reduce(engine.map(_refine_part, data, labels, family, halves, K, key="split-refine"))
         if _same(new, halves):
@@ -197,7 +267,7 @@ def split_clusters(engine, data, family, prior, stats: SuffStats, labels,
         if gain[k] + prior.log_eppf(np.concatenate(trial)) - prior.log_eppf(np.concatenate(sizes)) > TIE_NATS:
             keep[k], sizes = True, trial
     if not keep.any():
-        return None
+        return whole, None
     idx = [K + 2 * k + j if keep[k] else k for k in range(K) for j in ((0, 1) if keep[k] else (0,))
            if keep[k] or whole.n[k] > 0]
-    return whole.concat(halves).take(np.asarray(idx, dtype=np.int64))
+    return whole, whole.concat(halves).take(np.asarray(idx, dtype=np.int64))

@@ -12,8 +12,7 @@ applies); :data:`REQUIRED` ones always run.
 resolve            prior, family and its data-driven defaults, the columns a Gaussian fits
 search             ``hyperparameters="auto"``: the unset hyperparameters chosen on a subsample
 fit                the algorithm (ADF, EP or a sampler); ε derived from the model
-splits             EP: cuts of full-covariance Gaussian and Bernoulli clusters, EP warm after
-moves              EP: row moves to their conditional modes, EP warm from the best
+moves              EP: split, merge and row moves kept by the log joint, EP warm after each
 neighbours         EP after the search: the chosen θ's neighbours fitted, the walk in c
 tails              EP, dense default: Student-t clusters where their evidence leads
 point_estimate     samplers: the partition of least expected VI over the kept sweeps
@@ -23,16 +22,15 @@ final_e_step       ADF/EP: labels = predict(X), empty clusters dropped; converge
 """
 from __future__ import annotations
 
-from . import (final_e_step, fit, hyperplanes, moves, neighbours, point_estimate, resolve, search, splits,
-               tails)
+from . import final_e_step, fit, hyperplanes, moves, neighbours, point_estimate, resolve, search, tails
 from .state import FitState, warm_state
 
 #: the stages of a fit, in the order they run
-DEFAULT_STAGES = ("resolve", "search", "fit", "splits", "moves", "neighbours", "tails", "point_estimate",
-                  "hyperplanes", "final_e_step")
+DEFAULT_STAGES = ("resolve", "search", "fit", "moves", "neighbours", "tails", "point_estimate", "hyperplanes",
+                  "final_e_step")
 #: the stages without which there is no fitted model
 REQUIRED = ("resolve", "fit", "point_estimate", "final_e_step")
-STAGES = {"resolve": resolve, "search": search, "fit": fit, "splits": splits, "moves": moves,
+STAGES = {"resolve": resolve, "search": search, "fit": fit, "moves": moves,
           "neighbours": neighbours, "tails": tails, "point_estimate": point_estimate, "hyperplanes": hyperplanes,
           "final_e_step": final_e_step}
 

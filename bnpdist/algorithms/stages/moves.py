@@ -1,19 +1,56 @@
-"""Stage "moves": after EP and its split rounds, rows of the hard partition move to their
-conditional modes (iterated conditional modes, Besag 1986; :mod:`bnpdist.algorithms.refine`),
-and EP restarts warm from the best candidate when it raises the log joint by more than the tie;
-that EP's state is kept only when its own hard partition scores above the partition before."""
+"""Stage "moves": after EP, the moves of memoized variational inference (Hughes & Sudderth 2013)
+on the fit's hard partition ẑ, every one accepted by one rule: it raises the log joint
+log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`~bnpdist.algorithms.evidence.stats_log_joint`)
+by more than :data:`~bnpdist.algorithms.evidence.TIE_NATS`, and EP restarts warm from the new
+partition.
+
+1. **Split and merge rounds**, for every family: each cluster is cut (:mod:`bnpdist.algorithms.splits`:
+   its principal cut, or two anchor rows refined by restricted sweeps, Chang & Fisher 2013;
+   Jain & Neal 2004) where the cut raises the log joint, then pairs of clusters are pooled
+   (:mod:`bnpdist.algorithms.merges`) where that does, then EP warm; until a round changes
+   nothing, for at most :func:`~bnpdist.algorithms.splits.split_rounds` rounds.
+2. **Row moves**: rows move to their conditional modes (iterated conditional modes, Besag 1986;
+   :mod:`bnpdist.algorithms.refine`, Gaussian families); EP warm from the best candidate, whose
+   state is kept only when its own hard partition scores above the partition before.
+"""
 from __future__ import annotations
 
 from ..evidence import stats_log_joint
+from ..merges import merge_clusters
 from ..refine import hard_stats, moves_apply, refine
+from ..splits import cuts_for, split_clusters, split_rounds
 from .state import absorb, hard_labels, warm_ep
 
 
 def applies(est, s) -> bool:
-    return est.algorithm == "ep" and est.splits is not None and moves_apply(s.family)
+    return est.algorithm == "ep" and est.splits is not None
 
 
 def run(est, s):
+    yield from split_merge(est, s)
+    if moves_apply(s.family):
+        yield from row_moves(est, s)
+
+
+def split_merge(est, s):
+    """Rounds of cuts and merges of the hard partition, each followed by EP warm from it."""
+    last = s.snap
+    for _ in range(split_rounds(s.family)):
+        labels = hard_labels(est, s)
+        hard, cut = split_clusters(s.engine, s.data, s.family, s.prior, est.stats_, labels,
+                                   cuts_for(est.splits, s.family))
+        merged = merge_clusters(s.family, s.prior, hard if cut is None else cut)
+        if cut is None and merged is None:
+            s.snap, s.labels = last, labels
+            return
+        for last in warm_ep(est, s, cut if merged is None else merged):
+            yield last
+    s.snap, s.labels = last, None
+
+
+def row_moves(est, s):
+    """The row moves of :func:`~bnpdist.algorithms.refine.refine` and EP warm from them, undone
+    when that EP's hard partition scores no higher than the one before."""
     last, labels = s.snap, s.labels
     if labels is None:
         labels = hard_labels(est, s)

@@ -1,8 +1,8 @@
 """Stage "neighbours": the search scores each candidate θ after one ADF pass over a subsample,
-but the fit (EP, split rounds, row moves over all the rows) can end far from where that pass
-pointed.  So the search's neighbours of the chosen θ (``hyper_search_["neighbours"]``: one grid
-step in each of the family's coordinates — c/2 and 2c of the within-cluster fraction or β/2 and
-2β, the other covariance structure or base measure) are fitted too, each
+but the fit (EP and its split, merge and row moves over all the rows) can end far from where that
+pass pointed.  So the search's neighbours of the chosen θ (``hyper_search_["neighbours"]``: one
+grid step in each of the family's coordinates — c/2 and 2c of the within-cluster fraction or β/2
+and 2β, the other covariance structure or base measure) are fitted too, each
 scored by the variational bound of its final state (:func:`~bnpdist.algorithms.evidence.bound`),
 and the best replaces the chosen fit when it leads by more than
 :data:`~bnpdist.algorithms.evidence.TIE_NATS` (type-II maximum likelihood over the fits, with
@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..evidence import TIE_NATS, add_terms, bound
 from ..hyper import build
 from ..partition_tasks import e_step_part
-from . import fit, moves, splits
+from . import fit, moves
 from .state import FITTED
 
 #: the walk in c stops after this many fits in a row that do not lead the best by more than the tie
@@ -59,9 +59,8 @@ def run(est, s):
     def refit(values):
         s.family, s.prior = build(family0, prior0, values, est.obs, summary)
         yield from fit.drive(est, s)
-        for name, stage in (("splits", splits), ("moves", moves)):
-            if name in s.stages and stage.applies(est, s):
-                yield from stage.run(est, s)
+        if "moves" in s.stages and moves.applies(est, s):
+            yield from moves.run(est, s)
         fits.append(_scored(est, s, values))
         return fits[-1]
 
