@@ -347,7 +347,7 @@ def scaling_benchmark(n_docs: int = 300_000, *, ep_passes: int = 5, n_workers: i
         path = _corpus(folder, n_docs, max(1000, -(-n_docs // (2 * n_workers))))
         write = Row(f"write {n_docs:,} docs as Parquet", _since(t0)[0])
         with _cluster(engine, n_workers) as engine, PeakMemory() as mem:
-            est = BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep",
+            est = BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep", splits=None,
                              n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON,
                              hyperparameters="fixed", random_state=seed, client=engine)
             t0 = _clock()
@@ -431,7 +431,7 @@ def scaling_fit(path, docs: int, workers: int, *, ep_passes: int, seed: int = 0,
     from .data.synthetic import make_nyt_like
     from .mixture import BNPMixture
     from .priors import DP
-    make = lambda **kw: BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep", tol=0.0,
+    make = lambda **kw: BNPMixture(prior=DP(1.0), obs=nyt_family(7841), algorithm="ep", splits=None, tol=0.0,
                                    epsilon=EPSILON, hyperparameters="fixed", random_state=seed, **kw)
     with _cluster(None, workers, processes) as engine:
         make(n_iter=2, n_partitions=2 * workers, client=engine).fit(make_nyt_like(100 * workers, seed=1)[0])
@@ -564,7 +564,7 @@ def out_of_core_benchmark(n_docs: int = 1_350_000, *, ep_passes: int = 2, n_work
     from .distributed import DaskEngine
     from .mixture import BNPMixture
     from .priors import DP
-    make = lambda engine: BNPMixture(prior=DP(1.0), obs=nyt_family(vocab_size), algorithm="ep",
+    make = lambda engine: BNPMixture(prior=DP(1.0), obs=nyt_family(vocab_size), algorithm="ep", splits=None,
                                      n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON,
                                      hyperparameters="fixed", random_state=seed, client=engine)
     with tempfile.TemporaryDirectory(prefix="bnpdist-ooc-") as tmp:
@@ -645,7 +645,7 @@ def traffic_benchmark(n_docs: int = 10_000, *, ep_passes: int = 3, n_workers: in
     with _cluster(engine, n_workers) as engine:
         engine.watch_traffic()
         n_workers = engine.n_workers
-        est = BNPMixture(prior=DP(1.0), obs=nyt_family(X.n_cols), algorithm="ep", n_iter=1 + ep_passes,
+        est = BNPMixture(prior=DP(1.0), obs=nyt_family(X.n_cols), algorithm="ep", splits=None, n_iter=1 + ep_passes,
                          tol=0.0, epsilon=EPSILON, hyperparameters="fixed", random_state=seed,
                          n_partitions=n_partitions, client=engine)
         totals = lambda: np.array(list(engine.traffic().values()), dtype=np.int64)
@@ -710,7 +710,7 @@ def memory_benchmark(n_docs: int = 20_000, *, ep_passes: int = 2, seed: int = 0)
     from .mixture import BNPMixture
     from .priors import DP
     X = make_nyt_like(n_docs, seed=seed)[0]
-    make = lambda: BNPMixture(prior=DP(1.0), obs=nyt_family(X.n_cols), algorithm="ep",
+    make = lambda: BNPMixture(prior=DP(1.0), obs=nyt_family(X.n_cols), algorithm="ep", splits=None,
                               n_iter=1 + ep_passes, tol=0.0, epsilon=EPSILON, hyperparameters="fixed",
                               random_state=seed)
     make().fit(X.rows(0, min(300, X.n_rows)))    # compile / load the kernels outside the count
@@ -739,7 +739,7 @@ def gibbs_benchmark(n_docs: int = 20_000, *, sweeps: int = 3, seed: int = 0) -> 
     from .priors import DP
     X = make_nyt_like(n_docs, seed=seed)[0]
     kw = dict(prior=DP(1.0), obs=nyt_family(X.n_cols), hyperparameters="fixed", random_state=seed)
-    labels = BNPMixture(algorithm="ep", n_iter=3, tol=0.0, epsilon=EPSILON, **kw).fit(X).labels_
+    labels = BNPMixture(algorithm="ep", splits=None, n_iter=3, tol=0.0, epsilon=EPSILON, **kw).fit(X).labels_
     est = BNPMixture(algorithm="gibbs", n_iter=1 + sweeps, burn_in=0, **kw)
     it, runs = est.iter_fit(X, init_labels=labels), []
     next(it)                                  # the first sweep also compiles / loads the kernels

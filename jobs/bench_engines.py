@@ -30,7 +30,7 @@ from bnpdist.priors import DP
 
 def fit(engine, source, ep_passes: int, **kw):
     """``(estimator, seconds of each pass)`` of the EP fit on ``engine``."""
-    est = BNPMixture(prior=DP(1.0), obs=bench.nyt_family(7841), algorithm="ep", n_iter=1 + ep_passes,
+    est = BNPMixture(prior=DP(1.0), obs=bench.nyt_family(7841), algorithm="ep", splits=None, n_iter=1 + ep_passes,
                      tol=0.0, epsilon=bench.EPSILON, hyperparameters="fixed", random_state=0, client=engine, **kw)
     marks = [time.perf_counter()]
     for _ in est.iter_fit(source):

@@ -57,9 +57,9 @@ def clusters(est, Xtr, ytr, vocab, top: int) -> dict:
 
 def stream(Xtr, ytr, Xte, vocab, name, beta, a, *, batch, ep_passes, merge_threshold, top, seed=0) -> dict:
     """Held-out score and K after every ADF round, then after every EP pass."""
-    est = BNPMixture(prior=PRIORS[name](a), obs=Multinomial(beta=beta), algorithm="ep", n_iter=1 + ep_passes,
-                     tol=0.0, batch_size=batch, merge_threshold=merge_threshold, random_state=seed,
-                     hyperparameters="fixed")
+    est = BNPMixture(prior=PRIORS[name](a), obs=Multinomial(beta=beta), algorithm="ep", splits=None,
+                     n_iter=1 + ep_passes, tol=0.0, batch_size=batch, merge_threshold=merge_threshold,
+                     random_state=seed, hyperparameters="fixed")
     seen, score, K, ep_score, ep_K, after_adf = [], [], [], [], [], None
     t0 = time.perf_counter()
     with warnings.catch_warnings():

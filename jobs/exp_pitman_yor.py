@@ -63,7 +63,7 @@ def grid_search(X, name: str, betas, masses, merge_threshold, seed: int = 0) -> 
 def stream_run(Xtr, Xte, name: str, beta: float, a: float, *, batch: int, n_iter: int, tol: float,
                merge_threshold, seed: int) -> dict:
     """ADF curve (per round of ``batch`` documents) then EP passes, one stream order."""
-    est = BNPMixture(prior=make_prior(name, a), obs=Multinomial(beta=beta), algorithm="ep",
+    est = BNPMixture(prior=make_prior(name, a), obs=Multinomial(beta=beta), algorithm="ep", splits=None,
                      n_iter=n_iter, tol=tol, batch_size=batch, merge_threshold=merge_threshold,
                      random_state=seed)
     seen, adf_score, adf_K, ep_score, ep_K = [], [], [], [], []

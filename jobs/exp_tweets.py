@@ -42,7 +42,7 @@ def grid_search(Xfit, Xval, name, betas, masses, merge_threshold) -> dict:
 
 
 def run(X, labels, name, beta, a, passes, merge_threshold, seed=0) -> dict:
-    est = BNPMixture(prior=PRIORS[name](a), obs=Multinomial(beta=beta), algorithm="ep",
+    est = BNPMixture(prior=PRIORS[name](a), obs=Multinomial(beta=beta), algorithm="ep", splits=None,
                      n_iter=passes, tol=0.0, merge_threshold=merge_threshold, random_state=seed)
     rows = []
     with warnings.catch_warnings():
