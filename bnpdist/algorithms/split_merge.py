@@ -142,7 +142,8 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
         S = np.flatnonzero(member)
         side = rng.integers(0, 2, len(S)).astype(np.int64)
         rows = np.concatenate([[i, j], S])
-        state = family.kernel_state(family.stats_hard(take_rows(block, rows), np.concatenate([[0, 1], side]), 2), cap)
+        sub = take_rows(block, rows)
+        state = family.kernel_state(family.stats_hard(sub, np.concatenate([[0, 1], side]), 2), cap)
         counts = np.array([1 + np.sum(side == 0), 1 + np.sum(side == 1)], dtype=np.int64)
         scan = bind(restricted_scan, family.row_kernels, blk, hyper, state, S, side, side, counts, False, rng, out)
         for _ in range(LAUNCH_SCANS):
@@ -150,7 +151,7 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
         if ci == cj:
             logq = scan(S, side, side, counts, False, rng, out)
             half = np.concatenate([[0, 1], side])
-            halves = family.stats_hard(take_rows(block, rows), half, 2)
+            halves = family.stats_hard(sub, half, 2)
             whole = stats.take([ci])
             parts = [rows[half == 0], rows[half == 1]]
             together = np.flatnonzero(labels == ci)
