@@ -2,7 +2,9 @@
 on the fit's hard partition ẑ, every one accepted by one rule: it raises the log joint
 log p(x, ẑ) = Σ_k log p(x_k) + log p(ẑ) (:func:`~bnpdist.algorithms.evidence.stats_log_joint`)
 by more than :data:`~bnpdist.algorithms.evidence.TIE_NATS`, and EP restarts warm from the new
-partition.
+partition (:func:`warm_ep`).  That EP has no merge step of its own: inside this stage a merge is
+a move, taken only by the rule above (one home for the rule; EP's merge step is a greedy merge on
+soft gains at threshold 0, Tank et al. 2015, which the log joint never checked).
 
 1. **Split and merge rounds**, for every family: each cluster is cut (:mod:`bnpdist.algorithms.splits`:
    its principal cut, or two anchor rows refined by restricted sweeps, Chang & Fisher 2013;
@@ -15,11 +17,17 @@ partition.
 """
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
+
+from ...inference.merge import VarState
 from ..evidence import stats_log_joint
 from ..merges import merge_clusters
 from ..refine import hard_stats, moves_apply, refine
 from ..splits import cuts_for, split_clusters, split_rounds
-from .state import absorb, hard_labels, warm_ep
+from ..variational import VariationalRun
+from .state import absorb, hard_labels
 
 
 def applies(est, s) -> bool:
@@ -30,6 +38,18 @@ def run(est, s):
     yield from split_merge(est, s)
     if moves_apply(s.family):
         yield from row_moves(est, s)
+
+
+def warm_ep(est, s, stats):
+    """EP warm from the hard statistics ``stats`` of a partition, its snapshots absorbed: the
+    fit's EP with its new clusters matched as ever but no merge step (``merge_threshold=None``)."""
+    c = s.config
+    run = VariationalRun(s.engine, s.data, s.family, s.prior, epsilon=c.epsilon, merge_threshold=None,
+                         seed=c.seed, batch_size=c.batch_size, n_iter=c.n_iter, tol=c.tol)
+    run.step = len(est.history_)
+    for snap in itertools.chain(run.warm(VarState(stats, np.ones(stats.K), est.U_, s.data.n_total)), run.ep()):
+        absorb(est, snap, s.family, s.prior)
+        yield snap
 
 
 def split_merge(est, s):

@@ -1,16 +1,14 @@
 """What the stages of a fit hand each other (:class:`FitState`), and the steps several stages
-take: a snapshot absorbed into the estimator, the fitted state's hard labels, EP warm from a
-partition's statistics, the state a warm start continues from, the data's vocabulary."""
+take: a snapshot absorbed into the estimator, the fitted state's hard labels, the state a warm
+start continues from, the data's vocabulary."""
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...inference.merge import VarState
 from ..partition_tasks import hard_labels as labels_on_workers
-from ..variational import VariationalRun
 
 
 @dataclass
@@ -36,17 +34,6 @@ class FitState:
 def hard_labels(est, s: FitState):
     """The fitted state's most probable cluster of every row (a labels DistData on the workers)."""
     return labels_on_workers(s.engine, s.data, est.obs_, est.stats_, est._log_weights())
-
-
-def warm_ep(est, s: FitState, stats):
-    """EP warm from the hard statistics ``stats`` of a partition, its snapshots absorbed."""
-    c = s.config
-    run = VariationalRun(s.engine, s.data, s.family, s.prior, epsilon=c.epsilon, merge_threshold=c.merge_threshold,
-                         seed=c.seed, batch_size=c.batch_size, n_iter=c.n_iter, tol=c.tol)
-    run.step = len(est.history_)
-    for snap in itertools.chain(run.warm(VarState(stats, np.ones(stats.K), est.U_, s.data.n_total)), run.ep()):
-        absorb(est, snap, s.family, s.prior)
-        yield snap
 
 
 #: what :func:`absorb` sets on the estimator (a kept fit is restored by them)
