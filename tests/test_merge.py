@@ -8,7 +8,7 @@ from bnpdist.inference.merge import (Gain, Overlap, Update, VarState, match_new,
                                      regroup, regroup_ek, relabel)
 from bnpdist.kernels.overlap import DENSE_IDS, summed_pairs
 from bnpdist.obs import Gaussian, Multinomial
-from bnpdist.obs.base import DataSummary
+from bnpdist.obs.base import DataSummary, SuffStats
 from bnpdist.priors import DP, NGGP
 
 FAM = Multinomial(beta=6.4).resolve(DataSummary(1, 64, "csr"))
@@ -65,6 +65,22 @@ def test_regroup_relabel_and_ek():
     np.testing.assert_allclose(R["counts"][1], S["counts"][0] + S["counts"][2])
     ek = regroup_ek(np.array([0.3, 0.9, 0.5]), np.array([0, 1, 0]), 2)
     assert ek[1] == 0.9 and ek[0] == pytest.approx(1 - 0.7 * 0.5)
+
+
+@pytest.mark.parametrize("target, K", [([2, 0, 1, 0, 2, 2], 3),       # every group has a member
+                                       ([1, -1, 3, 1, 3, 1], 4),      # groups 0 and 2 empty
+                                       ([0, -1, -1, 1, 1, 0], 2)])    # rows dropped
+def test_regroup_equals_add_at_from_zeros_bit_for_bit(target, K):
+    rng = np.random.default_rng(0)
+    counts = rng.gamma(0.3, size=(6, 5)) * rng.choice([-1.0, 1.0], size=(6, 5))
+    counts[1, 2] = counts[2, 2] = -0.0          # a lone member keeps it without the + 0.0
+    S = SuffStats(FAM.name, {"n": rng.random(6) * 10, "counts": counts})
+    t = np.array(target)
+    R = regroup(S, t, K)
+    for name, v in S.arrays.items():
+        ref = np.zeros((K,) + v.shape[1:])
+        np.add.at(ref, t[t >= 0], v[t >= 0])
+        assert R[name].tobytes() == ref.tobytes()
 
 
 def test_two_partitions_opening_the_same_cluster_are_merged():

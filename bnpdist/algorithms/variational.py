@@ -253,12 +253,17 @@ def ep_partition(block, family: ObsFamily, prior, state: VarState, resp: tuple, 
 
 def relative_change(old: SuffStats, new: SuffStats, shared_map: np.ndarray) -> float:
     """Σ_fields ‖new − old (renumbered by ``shared_map``)‖₁ / Σ_fields ‖new‖₁."""
-    mapped = regroup(old, shared_map, new.K)
-    num = sum(np.abs(new[f] - mapped[f]).sum() for f in new.arrays)
+    same = len(shared_map) == new.K and np.array_equal(shared_map, np.arange(new.K))
+    mapped = old if same else regroup(old, shared_map, new.K)
+    num = sum(_l1_distance(new[f], mapped[f]) for f in new.arrays)
     den = sum(np.abs(new[f]).sum() for f in new.arrays)
     return float(num / den) if den > 0 else 0.0
 
 
+def _l1_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """‖a − b‖₁ with one temporary."""
+    d = np.subtract(a, b)
+    return np.abs(d, out=d).sum()
 
 
 def _update_of(result, seed):

@@ -160,20 +160,28 @@ def regroup(stats: SuffStats, target: np.ndarray, K: int) -> SuffStats:
     """Statistics of K clusters: out[t] = Σ_{i: target[i] = t} stats[i] (target −1 drops i).
 
     Same sums, in the same order, as ``np.add.at`` from zeros: the first member of each group
-    is copied, later ones added one level at a time (a level indexes distinct groups).
+    is copied (gathered in group order when every group has one: no zeros to write first),
+    later ones added one level at a time (a level indexes distinct groups).
     """
     target = np.asarray(target, dtype=np.int64)
     src = np.flatnonzero(target >= 0)
     t = target[src]
     levels = _levels(t)
+    gather = None
+    if levels and len(levels[0]) == K:
+        gather = np.empty(K, dtype=np.int64)
+        gather[t[levels[0]]] = src[levels[0]]
     out = {}
     for name, v in stats.arrays.items():
-        o = np.zeros((K,) + v.shape[1:])
-        if levels:
-            first = src[levels[0]]
-            o[t[levels[0]]] = v[first] + 0.0   # 0 + x, as np.add.at (−0.0 → 0.0)
-            for lv in levels[1:]:
-                o[t[lv]] += v[src[lv]]
+        if gather is not None:
+            o = v[gather].astype(np.float64, copy=False)
+            o += 0.0                            # 0 + x, as np.add.at (−0.0 → 0.0)
+        else:
+            o = np.zeros((K,) + v.shape[1:])
+            if levels:
+                o[t[levels[0]]] = v[src[levels[0]]] + 0.0
+        for lv in levels[1:]:
+            o[t[lv]] += v[src[lv]]
         out[name] = o
     return SuffStats(stats.family, out)
 
