@@ -111,6 +111,7 @@ from ..obs.base import SuffStats
 from ..obs.draws import (cluster_loglik, collapsed, log_gamma_draws, loglik, pseudo_rows, sample_params,
                          side_loglik, side_params)
 from ..seeds import driver_rng, resolve_seed
+from .stationarity import Stationarity
 
 LOG2 = math.log(2.0)
 
@@ -506,7 +507,7 @@ def _total(parts: list):
 # --- driver ----------------------------------------------------------------------------------
 def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=None,
                    init_labels=None, launch_scans: int = 1, warmup: int = 0,
-                   labels_every=False) -> Iterator[Snapshot]:
+                   labels_every=False, until: Stationarity | None = None) -> Iterator[Snapshot]:
     """Run the exact sub-cluster sampler; yield one :class:`Snapshot` per iteration.
 
     Parameters
@@ -524,10 +525,15 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         the module docstring; ``Snapshot.info["exact"]`` tells which
     labels_every : gather the labels into every snapshot (True), only the last (False), or the
         snapshots of the steps a predicate ``labels_every(step)`` picks (and the last)
+    until : a :class:`~bnpdist.algorithms.stationarity.Stationarity` rule on the traces of
+        log p(x, z) and K: the warm-up ends once its traces are stationary (at the latest after
+        ``warmup`` iterations), the run once the exact iterations' are (at the latest after
+        ``n_iter``); None: exactly ``warmup`` and ``n_iter``
 
     Snapshots carry the statistics, prior, U, the labels (where gathered) remapped to 0..K−1 by
-    first appearance, ``label_parts`` (the labels left on the workers) and ``objective`` =
-    log p(x, z) (DP) or log p(x, z, U) (NGGP).
+    first appearance, ``label_parts`` (the labels left on the workers), ``objective`` =
+    log p(x, z) (DP) or log p(x, z, U) (NGGP) and ``info["burn_in"]``, the first exact
+    iteration (None while it is not known).
     """
     if int(n_iter) < 1 or int(launch_scans) < 0:
         raise ValueError("n_iter must be >= 1 and launch_scans >= 0")
@@ -535,18 +541,27 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     seed = resolve_seed(random_state)
     rng = driver_rng(seed)
     st = start(engine, data, family, prior, rng, init_labels)
+    first_exact, trace = (0 if warmup <= 0 else None), []
     for it in range(int(n_iter)):
         tic = time.perf_counter()
-        exact = it >= warmup
+        exact = first_exact is not None
         if it and it % REROOT_EVERY == 0:
             st.results = rerooted(engine, data, st.results, _state_of).futures
         info = iterate(engine, data, family, st, rng, it, exact=exact, launch_scans=launch_scans, seed=seed)
+        objective = log_partition_joint(st.prior, st.stats.n, st.U) + float(np.sum(family.log_marginal(st.stats)))
+        trace.append((objective, st.stats.K))
+        still = until is not None and until.stationary(trace)
+        last = it == int(n_iter) - 1 or (exact and still)
+        if not exact and (it + 1 >= warmup or still):
+            first_exact, trace = it + 1, []
 
         def parts(results=st.results, relabel=st.relabel, fixes=st.fixes):
             return _label_parts(engine, data, results, relabel, fixes)
-        yield _snapshot(engine, parts, st.stats, st.prior, st.U, family, it, data.n_total,
-                        wants_labels(labels_every, it, it == int(n_iter) - 1),
-                        seconds=time.perf_counter() - tic, exact=exact, **info)
+        yield _snapshot(engine, parts, st.stats, st.prior, st.U, objective, it, data.n_total,
+                        wants_labels(labels_every, it, last), seconds=time.perf_counter() - tic,
+                        exact=exact, burn_in=first_exact, **info)
+        if last:
+            return
 
 
 @dataclass
@@ -664,17 +679,17 @@ def iterate(engine, data: DistData, family, st: ChainState, rng: np.random.Gener
 
 def driver(engine, data, family, prior, config, state=None) -> Iterator[Snapshot]:
     """``mixture.ALGORITHMS["subcluster"]``: :func:`run_subcluster` with ``config``'s sweeps,
-    seed, start and label lattice; the first half of the iterations are the warm-up kernel
-    (``info["exact"]`` is False there)."""
+    seed, start, label lattice and stopping rule (``config.until``); at most the first half of
+    the iterations are the warm-up kernel (``info["exact"]`` is False there)."""
     if state is not None:
         raise ValueError("algorithm='subcluster' cannot continue a fitted state (partial_fit is ADF)")
     yield from run_subcluster(engine, data, family, prior, n_iter=config.n_iter,
                               random_state=config.seed, warmup=config.n_iter // 2,
-                              labels_every=config.labels_at, init_labels=config.init_labels)
+                              labels_every=config.labels_at, init_labels=config.init_labels,
+                              until=config.until)
 
 
-def _snapshot(engine, parts, stats, prior, U, family, step, n, with_labels, seconds, **info):
-    objective = log_partition_joint(prior, stats.n, U) + float(np.sum(family.log_marginal(stats)))
+def _snapshot(engine, parts, stats, prior, U, objective, step, n, with_labels, seconds, **info):
     labels = None
     if with_labels:
         labels, old = remap_labels(np.concatenate(engine.gather(parts().futures)).astype(np.int64))
