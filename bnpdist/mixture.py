@@ -131,7 +131,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     sample_hyperparameters : samplers "gibbs" and "anneal": resample the prior's hyperparameters
         once per sweep (DP α by Escobar & West 1995, NGGP a and σ; they need hyperpriors)
     w : prior variance of the hyperplanes η_k ~ N(0, w·I) of "ddpm-svm" / "ddpm-lr" (Nguyen et al. 2017)
-    burn_in : samplers: sweeps discarded before the kept samples (None: half of ``n_iter``)
+    burn_in : samplers: sweeps discarded before the kept samples (None: half of ``n_iter``;
+        "subcluster" with ``n_iter`` None: its warm-up, which the stationarity rule ends)
     thin : samplers: keep every ``thin``-th sweep after the burn-in
     point_estimate : samplers' ``labels_``: "vi" the partition of least posterior expected
         variation of information over the kept samples (Wade & Ghahramani 2018), "vi-draws" the

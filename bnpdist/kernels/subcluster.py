@@ -6,9 +6,9 @@ launch), p_i = softmax(ℓ_i).  Draws are by inverse CDF against one uniform per
 partition's draws depend only on its seed.
 
 The normaliser Σ_k exp(ℓ_ik − max ℓ_i) is ≥ 1; terms below 2⁻⁵³/m (ℓ_ik − max ℓ_i < :data:`SKIP`
-− log m) are left out: all m of them together are less than one unit in the last place of the
-sum, so the draw is the full sum's up to that sum's own rounding, and a row that one cluster
-dominates costs one exponential instead of m (blobs 100,000 × 10, K = 20: most of them).
+− log m) are left out: all m of them together are less than half a unit in the last place of
+the sum, so the draw is the full sum's up to that sum's own rounding, and a row that one
+cluster dominates (well-separated clusters: most rows) costs one exponential instead of m.
 """
 import math
 
