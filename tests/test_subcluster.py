@@ -156,8 +156,23 @@ def test_warm_units_pair_the_halves_of_a_blob(rng):
     X = np.concatenate([rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 30.0])
     fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
     z = np.concatenate([(X[:200, 0] > 0).astype(int), np.full(200, 2)])     # blob 0 cut in two
-    units = sc.warm_units(rng, fam.stats_hard(X, z, 3), DP(1.0), 0.0, fam)
+    sides = fam.stats_hard(X, 2 * z + rng.integers(0, 2, 400), 6)           # random sub-clusters
+    units = sc.warm_units(rng, fam.stats_hard(X, z, 3), sides, DP(1.0), 0.0, fam)
     assert sorted(sorted(u) for u in units) == [[0, 1], [2]]
+
+
+def test_warm_units_propose_a_host_s_split_over_a_one_row_merge(rng):
+    """A one-row cluster beside a cluster of two blobs whose sub-clusters are those blobs: the
+    merge gains a little, the host's split far more, so both stay single (the split is
+    proposed); with random sub-clusters the split gains nothing and the two pair."""
+    X = np.concatenate([rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 30.0, [[0.5, 0.5]]])
+    fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
+    z = np.r_[np.zeros(400, dtype=int), 1]
+    stats = fam.stats_hard(X, z, 2)
+    blobs = fam.stats_hard(X, np.r_[np.repeat([0, 1], 200), 2], 4)
+    assert sorted(sorted(u) for u in sc.warm_units(rng, stats, blobs, DP(1.0), 0.0, fam)) == [[0], [1]]
+    halves = fam.stats_hard(X, np.r_[rng.integers(0, 2, 400), 2], 4)
+    assert sorted(sorted(u) for u in sc.warm_units(rng, stats, halves, DP(1.0), 0.0, fam)) == [[0, 1]]
 
 
 def test_nearest_pairs_match_brute_force(rng):

@@ -53,7 +53,8 @@ moves to a new cluster with weight a(U+τ)^σ f_0(x_i); each partition groups it
 did so by one sequential collapsed Gibbs pass among themselves: splits halve clusters, so
 without this a document alone in its topic is never peeled off its host), and split/merge
 ratios without the launch terms (log q).  Merges are proposed for the pairs whose merge raises
-the target (:func:`warm_units`, greedy, with the two clusters as the merge's sides,
+the target more than splitting either cluster would (:func:`warm_units`, greedy, with the two
+clusters as the merge's sides,
 :func:`unit_sides`), splits for every other cluster.  Not invariant, but a fast route to a
 good state (exact merges of an over-split cluster are exponentially rare in n); the chain is
 exact from the first iteration after the warm-up on.
@@ -173,13 +174,17 @@ def draw_units(rng: np.random.Generator, K: int) -> list[tuple]:
 MAX_PAIRS, BUDGET, CHUNK = 4096, 1 << 23, 1 << 22
 
 
-def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, family) -> list[tuple]:
+def warm_units(rng: np.random.Generator, stats: SuffStats, sides: SuffStats, prior, U: float,
+               family) -> list[tuple]:
     """Warm-up grouping: every pair (k, j) whose merge raises the target, log g(k ∪ j) − log g(k)
-    − log g(j) > 0, greedily from the largest gain (each cluster in one pair), the other clusters
-    single units; in random order.  (Random pairs find the two halves of an over-split cluster
-    with probability ~1/K an iteration; a merge is then exponentially rare once exact.)  Beyond
-    :data:`MAX_PAIRS` pairs or :data:`BUDGET` entries, the pairs closest in their statistics
-    per row are scored (:func:`nearest_pairs`)."""
+    − log g(j) > 0, by more than splitting either of them along its persistent sub-clusters
+    (``sides`` 2c, 2c + 1) would, log g(c_l) + log g(c_r) − log g(c); greedily from the largest
+    gain (each cluster in one pair), the other clusters single units (a split proposed); in
+    random order.  (Random pairs find the two halves of an over-split cluster with probability
+    ~1/K an iteration; a merge is then exponentially rare once exact.  Without the split's
+    gain, a one-row cluster a pass opens pairs with its host, whose split is then never
+    proposed.)  Beyond :data:`MAX_PAIRS` pairs or :data:`BUDGET` entries, the pairs closest in
+    their statistics per row are scored (:func:`nearest_pairs`)."""
     K = stats.K
     k, j = np.triu_indices(K, 1)
     entries = max(sum(v.size for v in stats.arrays.values()) // max(K, 1), 1)   # per cluster
@@ -195,11 +200,15 @@ def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, fami
 
     gain = np.concatenate([merged_terms(a) for a in range(0, len(k), step)] or [np.zeros(0)])
     gain -= g[k] + g[j]
+    halves = sides.take(np.arange(0, 2 * K, 2)), sides.take(np.arange(1, 2 * K, 2))
+    both = (halves[0].n > 0.5) & (halves[1].n > 0.5)
+    split = np.full(K, -np.inf)
+    split[both] = sum(log_cluster_terms(prior, U, family, h.take(both)) for h in halves) - g[both]
     used, units = np.zeros(K, dtype=bool), []
     for p in np.argsort(-gain):
         if gain[p] <= 0:
             break
-        if not (used[k[p]] or used[j[p]]):
+        if not (used[k[p]] or used[j[p]] or gain[p] <= max(split[k[p]], split[j[p]])):
             units.append((int(k[p]), int(j[p])))
             used[[k[p], j[p]]] = True
     units += [(int(c),) for c in np.flatnonzero(~used)]
@@ -659,7 +668,7 @@ def iterate(engine, data: DistData, family, st: ChainState, rng: np.random.Gener
         keep = np.cumsum(live[0::2]) - 1
         sides = sides.take(live)
         stats = sides.take(np.arange(0, sides.K, 2)) + sides.take(np.arange(1, sides.K, 2))
-        units = warm_units(rng, stats, prior, U, family)
+        units = warm_units(rng, stats, sides, prior, U, family)
         sub, logq = unit_sides(units, stats, sides), np.zeros((len(units), 2))
         n_blocks = data.n_partitions
     # 4. split / merge
