@@ -755,27 +755,57 @@ def gibbs_benchmark(n_docs: int = 20_000, *, sweeps: int = 3, seed: int = 0) -> 
                {"K": snap.stats.K, "×X·W numba": f"{ratio:.2f}"}, cpu)
 
 
+def _dense_xw(X, K: int) -> tuple[float, float]:
+    """(CPU seconds of X·W on one thread, wall seconds of X·W on every core) for dense X and W of
+    shape (d, K): BLAS's product, the bound of a row kernel that scores X against K clusters."""
+    from threadpoolctl import threadpool_limits
+    W = np.random.default_rng(0).random((X.shape[1], K))
+    with threadpool_limits(1):
+        one = _timed(lambda: X @ W, repeat=5)[1]
+    return one, _timed(lambda: X @ W, repeat=5)[0]
+
+
+def subcluster_passes(est, X, seed: int = 0) -> dict[str, float]:
+    """CPU seconds of the sub-cluster sampler's partition tasks over all of X as one partition,
+    at ``est``'s fitted clusters (best of 3): "gibbs", the restricted Gibbs pass (every row
+    scored against every cluster and drawn, :func:`~bnpdist.algorithms.subcluster._gibbs_task`),
+    and "scan", a sub-cluster scan (every row against its unit's two sides, drawn, the launch's
+    log q: ``_scan_task``)."""
+    from .algorithms import subcluster as sc
+    from .obs.draws import sample_params
+    rng = np.random.default_rng(seed)
+    fam, stats, z = est.obs_, est.stats_, np.asarray(est.labels_, dtype=np.int64)
+    K = stats.K
+    prev = ((z, np.zeros_like(z)),)
+    gibbs = (np.repeat(np.arange(K), 2).reshape(K, 2), fam, sample_params(fam, stats, rng),
+             sc.log_weights(rng, stats.n, 0.0))
+    units = sc.draw_units(rng, K)
+    sub, logpi = sc.launch(fam, sc.unit_stats(stats, units), rng)
+    scan = (np.arange(K), *sc.unit_maps(units, K), False, fam, sub, logpi)
+    return {"gibbs": _timed(lambda: sc._gibbs_task(X, seed, prev, (0, 0), gibbs))[1],
+            "scan": _timed(lambda: sc._scan_task(X, seed, prev, 0, scan))[1]}
+
+
 def subcluster_benchmark(blobs=BLOBS, seed: int = 0) -> list[Row]:
     """The sub-cluster sampler with every default (``BNPMixture(algorithm="subcluster")``: the
-    "auto" search, 100 sweeps, in process) against scikit-learn's BayesianGaussianMixture as the
-    quality league peers it (DP weights, 25 full-covariance components, its defaults otherwise)
-    on ``make_blobs(n, d, centres)`` for each of ``blobs``, in the same run: process CPU and wall
-    seconds, NMI to the true labels and K of each, and BGM's CPU seconds over ours (issue 17's
-    target: ≥ 20× at equal NMI)."""
+    "auto" search, sweeps until its chain is stationary, in process) against scikit-learn's
+    BayesianGaussianMixture as the quality league peers it (DP weights,
+    :func:`~bnpdist.league.peers.bgm_labels`) on ``make_blobs(n, d, centres)`` for each of
+    ``blobs``, in the same run: process CPU and wall seconds, NMI to the true labels and K of
+    each, the sweeps the rule ran, BGM's CPU seconds over ours (issue 17's target: ≥ 20× at
+    equal NMI); then the sampler's row passes (:func:`subcluster_passes`) against the bound of
+    a row kernel, X·W at the fitted K (:func:`_dense_xw`), on the same rows."""
     from sklearn.datasets import make_blobs
     from sklearn.metrics import normalized_mutual_info_score as nmi
-    from sklearn.mixture import BayesianGaussianMixture
+    from .league.peers import bgm_labels
     from .mixture import BNPMixture
-    bgm_labels = lambda X: BayesianGaussianMixture(
-        n_components=25, covariance_type="full", weight_concentration_prior_type="dirichlet_process",
-        random_state=seed).fit_predict(X)
     fit = lambda X: BNPMixture(algorithm="subcluster", random_state=seed).fit(X)
     rows = []
     for n, d, centres in blobs:
         X, y = make_blobs(n, d, centers=centres, random_state=seed)
         fit(X[:300])                          # load / compile the kernels outside the timing
         t0 = _clock()
-        peer = bgm_labels(X)
+        peer = bgm_labels(X, seed, "dirichlet_process")
         bgm = _since(t0)
         t0 = _clock()
         est = fit(X)
@@ -783,9 +813,15 @@ def subcluster_benchmark(blobs=BLOBS, seed: int = 0) -> list[Row]:
         rows.append(Row(f"sub-cluster sampler (every default), {n:,} × {d} blobs ({centres} centres)", ours[0],
                         {"NMI": f"{nmi(y, est.labels_):.3f}", "K": est.n_clusters_,
                          "search CPU s": f"{est.hyper_search_['cpu_seconds']:.1f}",
+                         "sweeps": len(est.history_), "kept": est.n_samples_kept_,
                          "BGM (DP) wall s": f"{bgm[0]:.1f}", "BGM CPU s": f"{bgm[1]:.1f}",
                          "BGM NMI": f"{nmi(y, peer):.3f}", "BGM K": len(np.unique(peer)),
                          "BGM CPU / ours": f"{bgm[1] / ours[1]:.1f}×"}, ours[1]))
+        one, every = _dense_xw(X, est.n_clusters_)
+        rows.append(Row(f"sub-cluster row passes, {n:,} × {d}, K = {est.n_clusters_}", every,
+                        {"X·W 1 thread CPU s": f"{one:.4f}",
+                         **{f"{k} pass CPU s": f"{c:.4f} ({c / one:.1f}× X·W)"
+                            for k, c in subcluster_passes(est, X, seed).items()}}, one))
     return rows
 
 

@@ -205,7 +205,8 @@ def model_options(f):
         click.option("--w", "w", type=float, cls=LibraryDefault,
                      help="ddpm-*: prior variance of the cluster hyperplanes η_k ~ N(0, w·I)."),
         click.option("--n-iter", type=int, cls=LibraryDefault,
-                     help="ep: passes in all (the ADF pass included); samplers: sweeps."),
+                     help="ep: passes in all (the ADF pass included); samplers: sweeps (subcluster, "
+                          "unset: until its chain is stationary, at most its default)."),
         click.option("--epsilon", type=float, default=None, show_default="max(σ, 0.01); counts: max(σ, 0.5)",
                      help="New-cluster threshold ε ≥ σ of the ADF pass; EP drops clusters "
                           "below ε and opens one only when q(new) > max(ε, 0.5)."),

@@ -31,7 +31,8 @@ from .algorithms.hyper import SUBSAMPLE
 from .algorithms.partition_tasks import assign_part, score_part, scores_part
 from .algorithms.point_estimate import METHODS, on_lattice, resolve_burn_in
 from .algorithms.registry import (ALGORITHMS, DEFAULT_N_ITER, DISCRIMINATIVE, DP_ONLY, SAMPLERS,
-                                  STARTS_FROM_LABELS, resolve_n_iter)
+                                  STARTS_FROM_LABELS, STOPS_WHEN_STATIONARY, resolve_n_iter)
+from .algorithms.stationarity import Stationarity
 from .algorithms.splits import AUTO as AUTO_CUTS, CUTS
 from .algorithms.stream import partial_fit
 from .algorithms.variational import check_epsilon
@@ -75,26 +76,30 @@ class FitConfig:
     seed: int
     sample_hyperparameters: bool = False
     w: float = 1.0
-    burn_in: int = 0
+    burn_in: int | None = 0       # None: where the sampler's warm-up ends (``until``)
     thin: int = 1
     snapshot_labels: bool = False
     init_labels: np.ndarray | None = None
     warmup: int = WARMUP            # DDPM: plain DPM sweeps before the hyperplanes
     given_epsilon: float | None = None      # the ``epsilon`` parameter
+    until: Stationarity | None = None       # samplers: stop once the chain's traces are stationary
 
     def for_model(self, prior, family) -> "FitConfig":
         """This config with ε for the model (``prior``, ``family``): the given ``epsilon``, or
         max(σ, 0.01), for count data max(σ, 0.5) (:func:`~bnpdist.algorithms.variational.check_epsilon`)."""
         return replace(self, epsilon=check_epsilon(self.given_epsilon, prior.sigma, family))
 
-    def kept(self, step: int) -> bool:
-        """Samplers: sweep ``step`` is a kept sample (after the burn-in, every ``thin``-th)."""
-        return step >= self.burn_in and on_lattice(step, self.burn_in, self.thin)
+    def kept(self, snap: Snapshot) -> bool:
+        """Samplers: ``snap`` is a kept sample (after the burn-in, every ``thin``-th; burn-in
+        None: the first exact sweep the driver names, ``snap.info["burn_in"]``)."""
+        b = snap.info.get("burn_in") if self.burn_in is None else self.burn_in
+        return b is not None and snap.step >= b and on_lattice(snap.step, b, self.thin)
 
     def labels_at(self, step: int) -> bool:
         """Samplers: snapshot ``step`` carries its labels (``iter_fit`` only: the kept sweeps'
-        lattice, burn-in included; drivers add the last)."""
-        return self.snapshot_labels and on_lattice(step, self.burn_in, self.thin)
+        lattice, burn-in included, from sweep 0 when the burn-in is the driver's; drivers add
+        the last)."""
+        return self.snapshot_labels and on_lattice(step, self.burn_in or 0, self.thin)
 
 
 class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
@@ -111,7 +116,9 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     algorithm : name in :data:`ALGORITHMS` ("adf": one streaming pass; "ep": an ADF pass then
         EP passes; the samplers)
     n_iter : passes in all for "ep" (the ADF pass included), sweeps for the samplers; None: the
-        algorithm's default (:data:`DEFAULT_N_ITER`); unused by "adf"
+        algorithm's default (:data:`DEFAULT_N_ITER`; "subcluster" with ``burn_in`` None: until
+        its chain is stationary, :mod:`bnpdist.algorithms.stationarity`, at most that many);
+        unused by "adf"
     epsilon : new-cluster threshold ε ≥ σ of ADF and EP: a cluster whose expected count falls
         below ε is dropped (Tank et al. 2015, Sec. 3.3); None → max(σ, 0.01), for count data
         max(σ, 0.5)
@@ -124,7 +131,8 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
     sample_hyperparameters : samplers "gibbs" and "anneal": resample the prior's hyperparameters
         once per sweep (DP α by Escobar & West 1995, NGGP a and σ; they need hyperpriors)
     w : prior variance of the hyperplanes η_k ~ N(0, w·I) of "ddpm-svm" / "ddpm-lr" (Nguyen et al. 2017)
-    burn_in : samplers: sweeps discarded before the kept samples (None: half of ``n_iter``)
+    burn_in : samplers: sweeps discarded before the kept samples (None: half of ``n_iter``;
+        "subcluster" with ``n_iter`` None: its warm-up, which the stationarity rule ends)
     thin : samplers: keep every ``thin``-th sweep after the burn-in
     point_estimate : samplers' ``labels_``: "vi" the partition of least posterior expected
         variation of information over the kept samples (Wade & Ghahramani 2018), "vi-draws" the
@@ -234,11 +242,13 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         if self.epsilon is not None:
             check_epsilon(self.epsilon, prior.sigma)
         burn_in = resolve_burn_in(n_iter, self.burn_in, self.thin, self.point_estimate)
+        until = (Stationarity() if self.algorithm in STOPS_WHEN_STATIONARY and self.n_iter is None
+                 and self.burn_in is None else None)
         return FitConfig(n_iter=n_iter, epsilon=None, given_epsilon=None if self.epsilon is None else float(self.epsilon),
                          merge_threshold=None if self.merge_threshold is None else float(self.merge_threshold),
                          tol=float(self.tol), batch_size=None if self.batch_size is None else int(self.batch_size),
                          seed=seed, sample_hyperparameters=bool(self.sample_hyperparameters), w=float(self.w),
-                         burn_in=burn_in, thin=int(self.thin))
+                         burn_in=None if until else burn_in, thin=int(self.thin), until=until)
 
     def _engine(self, X):
         return engine_for(self.client, self.scheduler, X)

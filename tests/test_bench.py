@@ -83,10 +83,13 @@ def test_out_of_core_benchmark_equals_the_fit_in_memory(tmp_path):
 
 
 def test_subcluster_benchmark_rows():
-    (row,) = bench.subcluster_benchmark(blobs=((400, 2, 3),))
+    row, passes = bench.subcluster_benchmark(blobs=((400, 2, 3),))
     assert row.name.startswith("sub-cluster sampler") and row.cpu > 0 and row.extra["K"] >= 1
     assert 0 <= float(row.extra["NMI"]) <= 1 and 0 <= float(row.extra["BGM NMI"]) <= 1
     assert float(row.extra["BGM CPU / ours"].rstrip("×")) > 0
+    assert 1 <= row.extra["kept"] < row.extra["sweeps"] <= 100       # the stationarity rule's run
+    assert passes.name == f"sub-cluster row passes, 400 × 2, K = {row.extra['K']}" and passes.cpu > 0
+    assert {"gibbs pass CPU s", "scan pass CPU s"} <= set(passes.extra)
 
 
 def test_auto_benchmark_row():

@@ -100,7 +100,8 @@ def test_help_documents_every_flag(command):
         assert flag in res.output
     if command in ("fit", "stream", "recluster"):
         text = " ".join(res.output.split())
-        assert "samplers: sweeps. [default: ep: 20; gibbs, anneal, subcluster" in text and "--sigma" in text
+        assert ("samplers: sweeps (subcluster, unset: until its chain is stationary, at most its default). "
+                "[default: ep: 20; gibbs, anneal, subcluster") in text and "--sigma" in text
 
 
 def _bad_cases(d: Path) -> dict[str, Path]:

@@ -90,17 +90,25 @@ def test_ddpm_through_the_estimator(algorithm):
 
 @pytest.mark.parametrize("algorithm", ["gibbs", "subcluster", "ep"])
 def test_n_iter_none_is_the_algorithms_default(algorithm):
-    """n_iter=None: the algorithm's own count (DEFAULT_N_ITER), samplers' sweeps, EP's passes;
-    an explicit n_iter is kept."""
-    from bnpdist.mixture import DEFAULT_N_ITER, SAMPLERS
+    """n_iter=None: the algorithm's own count (DEFAULT_N_ITER), samplers' sweeps, EP's passes
+    (the sub-cluster sampler: until its chain is stationary, at most that many, its warm-up the
+    burn-in); an explicit n_iter or burn_in is kept."""
+    from bnpdist.algorithms.stationarity import Stationarity
+    from bnpdist.mixture import DEFAULT_N_ITER, SAMPLERS, STOPS_WHEN_STATIONARY
     X = np.array([[0.0, 0.1], [0.3, -0.2], [1.5, 1.4], [1.8, 1.2]])
     obs = Gaussian(mu0=np.zeros(2), kappa0=1.0, nu0=4.0, Lambda0=0.5 * np.eye(2))
     est = BNPMixture(prior=DP(1.0), obs=obs, algorithm=algorithm, hyperparameters="fixed", tol=0.0)
     assert est.n_iter is None
     steps = len(list(est.iter_fit(X)))
-    assert steps == DEFAULT_N_ITER[algorithm] == (100 if algorithm in SAMPLERS else 20)
-    assert est.n_samples_kept_ == 50 if algorithm in SAMPLERS else est.n_iter_ == 20
-    assert len(list(est.set_params(n_iter=7).iter_fit(X))) == 7
+    assert DEFAULT_N_ITER[algorithm] == (100 if algorithm in SAMPLERS else 20)
+    if algorithm in STOPS_WHEN_STATIONARY:
+        floor = Stationarity().floor
+        assert 2 * floor <= steps < 100 and floor <= est.n_samples_kept_ <= steps - floor
+        assert len(list(est.set_params(burn_in=10).iter_fit(X))) == 100 and est.n_samples_kept_ == 90
+    else:
+        assert steps == DEFAULT_N_ITER[algorithm]
+        assert est.n_samples_kept_ == 50 if algorithm in SAMPLERS else est.n_iter_ == 20
+    assert len(list(est.set_params(n_iter=7, burn_in=None).iter_fit(X))) == 7
 
 
 @pytest.mark.parametrize("algorithm", ["gibbs", "anneal", "subcluster", "ddpm-svm", "ddpm-lr"])

@@ -141,3 +141,20 @@ def test_draws_match_the_posterior_and_loglik_matches_scipy(floor, rng):
     _, nun, mun, lam = fam._posterior(stats)
     np.testing.assert_allclose(np.mean([d[0] ** 2 for d in draws], axis=0), nun[:, None] / lam, rtol=0.05)
     np.testing.assert_allclose(np.mean([d[1] / d[0] for d in draws], axis=0), mun, atol=0.05)
+
+
+@pytest.mark.parametrize("K", [1, 3, 7, 20])
+def test_all_cluster_kernel_matches_numpy_and_the_selection_kernel(K, rng):
+    """diag_loglik_all (every row against every cluster, the clusters in the inner loop) against
+    numpy's cst_k − ½ Σ_a (P_ka x_ia − B_ka)², and bit for bit against diag_loglik's sums."""
+    from bnpdist.kernels.gaussian_diag import diag_loglik, diag_loglik_all
+    X, P, B, cst = rng.normal(size=(50, 6)), rng.random((K, 6)) + 0.5, rng.normal(size=(K, 6)), rng.normal(size=K)
+    ref = cst - 0.5 * (((P[None] * X[:, None, :]) - B[None]) ** 2).sum(axis=2)
+    out, sel = np.empty((50, K)), np.empty((50, K))
+    diag_loglik_all(X, np.ascontiguousarray(P.T), np.ascontiguousarray(B.T), cst, out)
+    np.testing.assert_allclose(out, ref, rtol=1e-12)
+    diag_loglik(X, P, B, cst, np.arange(K)[None, :], sel)
+    np.testing.assert_array_equal(out, sel)
+    fam = family(rng, 6)                     # through the family: every cluster, and a reordering
+    np.testing.assert_array_equal(loglik(fam, X, (P, B, cst), np.arange(K)[None, :]), out)
+    np.testing.assert_array_equal(loglik(fam, X, (P, B, cst), np.arange(K)[None, ::-1]), out[:, ::-1])

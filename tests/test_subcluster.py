@@ -19,13 +19,28 @@ from bnpdist.obs.draws import loglik, sample_params
 from bnpdist.priors import DP, NGGP
 
 
-def test_draw_rows_matches_inverse_cdf(rng):
-    logits = rng.normal(size=(200, 4)) * 3
-    u = rng.random(200)
-    out = np.empty(200, dtype=np.int64)
+@pytest.mark.parametrize("scale", [3.0, 100.0])
+def test_draw_rows_matches_inverse_cdf(scale, rng):
+    """Logits spread by 100 leave most terms below an ulp of the normaliser (skipped)."""
+    logits = rng.normal(size=(2000, 6)) * scale
+    u = rng.random(2000)
+    out = np.empty(2000, dtype=np.int64)
     draw_rows(logits, u, out)
     p = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
     np.testing.assert_array_equal(out, (np.cumsum(p, axis=1) <= u[:, None]).sum(axis=1))
+
+
+def test_unit_logq_with_far_apart_sides(rng):
+    """Sides 10³ nats apart: log(1 + e^gap) is 0 in floats, and the kernel's sums are exact."""
+    logits = np.column_stack([rng.normal(size=40), 1e3 + rng.normal(size=40)])
+    ref, unit = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
+    out = np.zeros((2, 2))
+    unit_logq(logits, ref, unit, out)
+    lp = logits - logsumexp(logits, axis=1, keepdims=True)
+    for u in range(2):
+        m = unit == u
+        assert out[u, 0] == pytest.approx(lp[m, ref[m]].sum(), rel=1e-12)
+        assert out[u, 1] == pytest.approx(lp[m, 1 - ref[m]].sum(), rel=1e-12)
 
 
 def test_unit_logq_matches_reference(rng):
@@ -141,8 +156,23 @@ def test_warm_units_pair_the_halves_of_a_blob(rng):
     X = np.concatenate([rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 30.0])
     fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
     z = np.concatenate([(X[:200, 0] > 0).astype(int), np.full(200, 2)])     # blob 0 cut in two
-    units = sc.warm_units(rng, fam.stats_hard(X, z, 3), DP(1.0), 0.0, fam)
+    sides = fam.stats_hard(X, 2 * z + rng.integers(0, 2, 400), 6)           # random sub-clusters
+    units = sc.warm_units(rng, fam.stats_hard(X, z, 3), sides, DP(1.0), 0.0, fam)
     assert sorted(sorted(u) for u in units) == [[0, 1], [2]]
+
+
+def test_warm_units_propose_a_host_s_split_over_a_one_row_merge(rng):
+    """A one-row cluster beside a cluster of two blobs whose sub-clusters are those blobs: the
+    merge gains a little, the host's split far more, so both stay single (the split is
+    proposed); with random sub-clusters the split gains nothing and the two pair."""
+    X = np.concatenate([rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 30.0, [[0.5, 0.5]]])
+    fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
+    z = np.r_[np.zeros(400, dtype=int), 1]
+    stats = fam.stats_hard(X, z, 2)
+    blobs = fam.stats_hard(X, np.r_[np.repeat([0, 1], 200), 2], 4)
+    assert sorted(sorted(u) for u in sc.warm_units(rng, stats, blobs, DP(1.0), 0.0, fam)) == [[0], [1]]
+    halves = fam.stats_hard(X, np.r_[rng.integers(0, 2, 400), 2], 4)
+    assert sorted(sorted(u) for u in sc.warm_units(rng, stats, halves, DP(1.0), 0.0, fam)) == [[0, 1]]
 
 
 def test_nearest_pairs_match_brute_force(rng):
@@ -222,3 +252,25 @@ def test_recovers_separated_blobs_within_100_iterations(seed):
     *_, last = run_subcluster(eng, eng.partitions(X, n_partitions=2), fam, DP(1.0), n_iter=100,
                               random_state=seed, warmup=50)
     assert last.info["exact"] and normalized_mutual_info_score(y, last.labels) > 0.95
+
+
+def test_stationarity_ends_the_warm_up_and_the_run():
+    """With the split-R̂ rule the warm-up ends once its traces are stationary (before its 50
+    sweeps), the run once the exact sweeps' are (before 100); snapshots name the first exact
+    sweep from the last warm-up sweep on.  The rule only picks when to stop: a run without it, given that warm-up and that
+    many sweeps, is the same chain bit for bit."""
+    from sklearn.metrics import normalized_mutual_info_score
+    from bnpdist.algorithms.stationarity import Stationarity
+    X, y = _blobs(1500)
+    fam = Gaussian(X.mean(0), 0.01, 4.0, np.eye(2))
+    eng, rule = LocalEngine(), Stationarity()
+    data = eng.partitions(X, n_partitions=2)
+    snaps = list(run_subcluster(eng, data, fam, DP(1.0), n_iter=100, random_state=0, warmup=50, until=rule))
+    b = snaps[-1].info["burn_in"]
+    assert rule.floor <= b < 50 and b + rule.floor <= len(snaps) < 100
+    assert [s.info["exact"] for s in snaps] == [False] * b + [True] * (len(snaps) - b)
+    assert normalized_mutual_info_score(y, snaps[-1].labels) > 0.95
+    fixed = list(run_subcluster(eng, data, fam, DP(1.0), n_iter=len(snaps), random_state=0, warmup=b))
+    assert [s.objective for s in fixed] == [s.objective for s in snaps]
+    assert [s.info["burn_in"] for s in fixed] == [s.info["burn_in"] for s in snaps] == [None] * (b - 1) + [b] * (len(snaps) - b + 1)
+    np.testing.assert_array_equal(fixed[-1].labels, snaps[-1].labels)

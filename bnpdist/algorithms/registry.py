@@ -29,6 +29,10 @@ DISCRIMINATIVE = {"ddpm-svm": "svm", "ddpm-lr": "lr"}
 #: sweeps (docs/SAMPLERS.md measures how many the point estimate needs); ADF makes one pass
 #: whatever ``n_iter``
 DEFAULT_N_ITER = {"adf": 1, "ep": 20, **{a: 100 for a in ALGORITHMS if a in SAMPLERS}}
+#: samplers whose default run (``n_iter`` and ``burn_in`` None) stops when its traces are
+#: stationary (:mod:`bnpdist.algorithms.stationarity`), :data:`DEFAULT_N_ITER` sweeps at the most;
+#: their burn-in is then the warm-up the rule ends
+STOPS_WHEN_STATIONARY = {"subcluster"}
 
 
 def resolve_n_iter(algorithm: str, n_iter) -> int:

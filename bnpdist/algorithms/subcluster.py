@@ -53,7 +53,8 @@ moves to a new cluster with weight a(U+τ)^σ f_0(x_i); each partition groups it
 did so by one sequential collapsed Gibbs pass among themselves: splits halve clusters, so
 without this a document alone in its topic is never peeled off its host), and split/merge
 ratios without the launch terms (log q).  Merges are proposed for the pairs whose merge raises
-the target (:func:`warm_units`, greedy, with the two clusters as the merge's sides,
+the target more than splitting either cluster would (:func:`warm_units`, greedy, with the two
+clusters as the merge's sides,
 :func:`unit_sides`), splits for every other cluster.  Not invariant, but a fast route to a
 good state (exact merges of an over-split cluster are exponentially rare in n); the chain is
 exact from the first iteration after the warm-up on.
@@ -111,6 +112,7 @@ from ..obs.base import SuffStats
 from ..obs.draws import (cluster_loglik, collapsed, log_gamma_draws, loglik, pseudo_rows, sample_params,
                          side_loglik, side_params)
 from ..seeds import driver_rng, resolve_seed
+from .stationarity import Stationarity
 
 LOG2 = math.log(2.0)
 
@@ -172,13 +174,17 @@ def draw_units(rng: np.random.Generator, K: int) -> list[tuple]:
 MAX_PAIRS, BUDGET, CHUNK = 4096, 1 << 23, 1 << 22
 
 
-def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, family) -> list[tuple]:
+def warm_units(rng: np.random.Generator, stats: SuffStats, sides: SuffStats, prior, U: float,
+               family) -> list[tuple]:
     """Warm-up grouping: every pair (k, j) whose merge raises the target, log g(k ∪ j) − log g(k)
-    − log g(j) > 0, greedily from the largest gain (each cluster in one pair), the other clusters
-    single units; in random order.  (Random pairs find the two halves of an over-split cluster
-    with probability ~1/K an iteration; a merge is then exponentially rare once exact.)  Beyond
-    :data:`MAX_PAIRS` pairs or :data:`BUDGET` entries, the pairs closest in their statistics
-    per row are scored (:func:`nearest_pairs`)."""
+    − log g(j) > 0, by more than splitting either of them along its persistent sub-clusters
+    (``sides`` 2c, 2c + 1) would, log g(c_l) + log g(c_r) − log g(c); greedily from the largest
+    gain (each cluster in one pair), the other clusters single units (a split proposed); in
+    random order.  (Random pairs find the two halves of an over-split cluster with probability
+    ~1/K an iteration; a merge is then exponentially rare once exact.  Without the split's
+    gain, a one-row cluster a pass opens pairs with its host, whose split is then never
+    proposed.)  Beyond :data:`MAX_PAIRS` pairs or :data:`BUDGET` entries, the pairs closest in
+    their statistics per row are scored (:func:`nearest_pairs`)."""
     K = stats.K
     k, j = np.triu_indices(K, 1)
     entries = max(sum(v.size for v in stats.arrays.values()) // max(K, 1), 1)   # per cluster
@@ -194,11 +200,15 @@ def warm_units(rng: np.random.Generator, stats: SuffStats, prior, U: float, fami
 
     gain = np.concatenate([merged_terms(a) for a in range(0, len(k), step)] or [np.zeros(0)])
     gain -= g[k] + g[j]
+    halves = sides.take(np.arange(0, 2 * K, 2)), sides.take(np.arange(1, 2 * K, 2))
+    both = (halves[0].n > 0.5) & (halves[1].n > 0.5)
+    split = np.full(K, -np.inf)
+    split[both] = sum(log_cluster_terms(prior, U, family, h.take(both)) for h in halves) - g[both]
     used, units = np.zeros(K, dtype=bool), []
     for p in np.argsort(-gain):
         if gain[p] <= 0:
             break
-        if not (used[k[p]] or used[j[p]]):
+        if not (used[k[p]] or used[j[p]] or gain[p] <= max(split[k[p]], split[j[p]])):
             units.append((int(k[p]), int(j[p])))
             used[[k[p], j[p]]] = True
     units += [(int(c),) for c in np.flatnonzero(~used)]
@@ -506,7 +516,7 @@ def _total(parts: list):
 # --- driver ----------------------------------------------------------------------------------
 def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=None,
                    init_labels=None, launch_scans: int = 1, warmup: int = 0,
-                   labels_every=False) -> Iterator[Snapshot]:
+                   labels_every=False, until: Stationarity | None = None) -> Iterator[Snapshot]:
     """Run the exact sub-cluster sampler; yield one :class:`Snapshot` per iteration.
 
     Parameters
@@ -524,10 +534,15 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
         the module docstring; ``Snapshot.info["exact"]`` tells which
     labels_every : gather the labels into every snapshot (True), only the last (False), or the
         snapshots of the steps a predicate ``labels_every(step)`` picks (and the last)
+    until : a :class:`~bnpdist.algorithms.stationarity.Stationarity` rule on the traces of
+        log p(x, z) and K: the warm-up ends once its traces are stationary (at the latest after
+        ``warmup`` iterations), the run once the exact iterations' are (at the latest after
+        ``n_iter``); None: exactly ``warmup`` and ``n_iter``
 
     Snapshots carry the statistics, prior, U, the labels (where gathered) remapped to 0..K−1 by
-    first appearance, ``label_parts`` (the labels left on the workers) and ``objective`` =
-    log p(x, z) (DP) or log p(x, z, U) (NGGP).
+    first appearance, ``label_parts`` (the labels left on the workers), ``objective`` =
+    log p(x, z) (DP) or log p(x, z, U) (NGGP) and ``info["burn_in"]``, the first exact
+    iteration (None while it is not known).
     """
     if int(n_iter) < 1 or int(launch_scans) < 0:
         raise ValueError("n_iter must be >= 1 and launch_scans >= 0")
@@ -535,18 +550,27 @@ def run_subcluster(engine, data, family, prior, *, n_iter: int, random_state=Non
     seed = resolve_seed(random_state)
     rng = driver_rng(seed)
     st = start(engine, data, family, prior, rng, init_labels)
+    first_exact, trace = (0 if warmup <= 0 else None), []
     for it in range(int(n_iter)):
         tic = time.perf_counter()
-        exact = it >= warmup
+        exact = first_exact is not None
         if it and it % REROOT_EVERY == 0:
             st.results = rerooted(engine, data, st.results, _state_of).futures
         info = iterate(engine, data, family, st, rng, it, exact=exact, launch_scans=launch_scans, seed=seed)
+        objective = log_partition_joint(st.prior, st.stats.n, st.U) + float(np.sum(family.log_marginal(st.stats)))
+        trace.append((objective, st.stats.K))
+        still = until is not None and until.stationary(trace)
+        last = it == int(n_iter) - 1 or (exact and still)
+        if not exact and (it + 1 >= warmup or still):
+            first_exact, trace = it + 1, []
 
         def parts(results=st.results, relabel=st.relabel, fixes=st.fixes):
             return _label_parts(engine, data, results, relabel, fixes)
-        yield _snapshot(engine, parts, st.stats, st.prior, st.U, family, it, data.n_total,
-                        wants_labels(labels_every, it, it == int(n_iter) - 1),
-                        seconds=time.perf_counter() - tic, exact=exact, **info)
+        yield _snapshot(engine, parts, st.stats, st.prior, st.U, objective, it, data.n_total,
+                        wants_labels(labels_every, it, last), seconds=time.perf_counter() - tic,
+                        exact=exact, burn_in=first_exact, **info)
+        if last:
+            return
 
 
 @dataclass
@@ -644,7 +668,7 @@ def iterate(engine, data: DistData, family, st: ChainState, rng: np.random.Gener
         keep = np.cumsum(live[0::2]) - 1
         sides = sides.take(live)
         stats = sides.take(np.arange(0, sides.K, 2)) + sides.take(np.arange(1, sides.K, 2))
-        units = warm_units(rng, stats, prior, U, family)
+        units = warm_units(rng, stats, sides, prior, U, family)
         sub, logq = unit_sides(units, stats, sides), np.zeros((len(units), 2))
         n_blocks = data.n_partitions
     # 4. split / merge
@@ -664,17 +688,17 @@ def iterate(engine, data: DistData, family, st: ChainState, rng: np.random.Gener
 
 def driver(engine, data, family, prior, config, state=None) -> Iterator[Snapshot]:
     """``mixture.ALGORITHMS["subcluster"]``: :func:`run_subcluster` with ``config``'s sweeps,
-    seed, start and label lattice; the first half of the iterations are the warm-up kernel
-    (``info["exact"]`` is False there)."""
+    seed, start, label lattice and stopping rule (``config.until``); at most the first half of
+    the iterations are the warm-up kernel (``info["exact"]`` is False there)."""
     if state is not None:
         raise ValueError("algorithm='subcluster' cannot continue a fitted state (partial_fit is ADF)")
     yield from run_subcluster(engine, data, family, prior, n_iter=config.n_iter,
                               random_state=config.seed, warmup=config.n_iter // 2,
-                              labels_every=config.labels_at, init_labels=config.init_labels)
+                              labels_every=config.labels_at, init_labels=config.init_labels,
+                              until=config.until)
 
 
-def _snapshot(engine, parts, stats, prior, U, family, step, n, with_labels, seconds, **info):
-    objective = log_partition_joint(prior, stats.n, U) + float(np.sum(family.log_marginal(stats)))
+def _snapshot(engine, parts, stats, prior, U, objective, step, n, with_labels, seconds, **info):
     labels = None
     if with_labels:
         labels, old = remap_labels(np.concatenate(engine.gather(parts().futures)).astype(np.int64))

@@ -173,4 +173,8 @@ class DiagGaussian(Gaussian):
         return np.ascontiguousarray(P), np.ascontiguousarray(P * mean), cst
 
     def params_loglik(self, block, params, sel, out):
-        kern.diag_loglik(np.ascontiguousarray(block, dtype=np.float64), *params, sel, out)
+        X, (P, B, cst) = np.ascontiguousarray(block, dtype=np.float64), params
+        if sel.shape[0] == 1 and np.array_equal(sel[0], np.arange(len(cst))):
+            kern.diag_loglik_all(X, np.ascontiguousarray(P.T), np.ascontiguousarray(B.T), cst, out)
+        else:
+            kern.diag_loglik(X, P, B, cst, sel, out)

@@ -32,7 +32,7 @@ def drive(est, s):
     sampler = est.algorithm in SAMPLERS
     for snap in ALGORITHMS[est.algorithm](s.engine, s.data, s.family, s.prior, s.config, s.warm):
         absorb(est, snap, s.family if snap.family is None else snap.family, snap.prior or s.prior)
-        if sampler and est.point_estimate != "last" and s.config.kept(snap.step):
+        if sampler and est.point_estimate != "last" and s.config.kept(snap):
             s.kept.append(snap.label_parts())
         s.snap = snap
         yield snap
