@@ -286,3 +286,64 @@ def test_python_workers_killed_mid_task_are_retried_and_the_fit_is_unchanged(eng
     assert killed and _failed_tasks(sc, group) >= 1
     np.testing.assert_array_equal(got.labels_, want.labels_)
     assert same_stats(got.stats_, want.stats_)
+
+
+#: a fit on a ``local-cluster`` session (a standalone master and two executor JVMs of their own)
+#: whose executor is killed once the fit's state is persisted on the executors; prints
+#: "<killed pid> <executors before> <executors after> <same labels>"
+EXECUTOR_KILLED = """
+import os, signal, threading
+import numpy as np
+import psutil
+from bnpdist import BNPMixture
+from bnpdist.distributed import LocalEngine
+from bnpdist.distributed.spark import SparkEngine, spark_session
+
+def executors():
+    out = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "CoarseGrainedExecutorBackend" in " ".join(p.cmdline()):
+                out.append(p.pid)
+        except psutil.Error:
+            pass
+    return out
+
+X = np.concatenate([np.random.default_rng(4).normal(c, 0.5, size=(1500, 2)) for c in ((0, 0), (4, 0), (0, 4))])
+kw = dict(algorithm="gibbs", n_iter=6, n_partitions=3, random_state=0, hyperparameters="fixed")
+want = BNPMixture(client=LocalEngine(), **kw).fit(X)
+session = spark_session("local-cluster[2,1,1024]", conf={"spark.executor.memory": "1g"})
+sc, killed, done = session.sparkContext, [], threading.Event()
+before = executors()
+
+def kill():
+    while not done.is_set() and len(sc.statusTracker().getJobIdsForGroup()) < 12:
+        done.wait(0.05)
+    if not done.is_set():
+        os.kill(before[0], signal.SIGKILL)
+        killed.append(before[0])
+threading.Thread(target=kill, daemon=True).start()
+with SparkEngine(session) as e:
+    got = BNPMixture(client=e, **kw).fit(X)
+done.set()
+print(killed[0] if killed else 0, len(before), len(set(executors()) - set(before)),
+      np.array_equal(got.labels_, want.labels_))
+session.stop()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the slow set (BNPDIST_FULL=1)")
+def test_an_executor_killed_mid_fit_is_replaced_and_the_fit_is_unchanged(spark):
+    """SIGKILL to one of two executor JVMs (a ``local-cluster`` session in a process of its own)
+    once the Gibbs fit has run a dozen jobs: the executor's persisted partitions are lost and
+    recomputed from their lineage on the executor the standalone worker starts in its place,
+    and the fit ends with the in-process labels."""
+    import subprocess
+    import sys
+    pytest.importorskip("psutil")
+    out = subprocess.run([sys.executable, "-c", EXECUTOR_KILLED], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    killed, before, new, same = out.stdout.split()[-4:]
+    assert int(killed) and int(before) == 2 and int(new) >= 1 and same == "True"
