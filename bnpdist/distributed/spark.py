@@ -257,7 +257,8 @@ class SparkEngine(Engine):
 
     def _computed(self, rdd, n: int) -> tuple:
         """:meth:`_held` of ``rdd``, computed now by one JVM action (nothing comes back): its
-        partitions lie on the executors before the values it was computed from may go."""
+        partitions lie on the executors before the values it was computed from may go, and a
+        later one-task reduction reads them instead of computing them all in its one task."""
         held = self._held(rdd, n)
         held[0].rdd._jrdd.count()
         return held
