@@ -119,6 +119,50 @@ def test_a_lost_per_partition_value_is_recomputed_from_its_lineage(engine):
     assert np.array_equal(engine.reduce(second, np.add), np.add(np.add(want[0], want[1]), want[2]))
 
 
+def test_a_selection_reads_its_values_where_they_lie_and_keeps_them(engine):
+    """A selection runs no job of its own: it is read where the persisted values lie, keeps them
+    persisted while it is held (their own handles gone), is recomputed from their lineage once
+    they are lost, and lets them go when it is dropped."""
+    import gc
+
+    def pair(block, seed):
+        r = np.random.default_rng(seed).normal(size=block.shape[0])
+        return r, -r
+    results = engine.map(pair, engine.partitions(BLOBS, n_partitions=3), seed=4)
+    parent, kept = results[0].rdd, results[0].kept.release
+    want = [v[1] for v in engine.gather(results)]
+    engine.sc.setJobGroup("select", "a selection")
+    try:
+        second = engine.select(results, lambda r: r[1])
+        assert engine.sc.statusTracker().getJobIdsForGroup("select") == []
+    finally:
+        engine.sc.setLocalProperty("spark.jobGroup.id", None)
+    del results
+    gc.collect()
+    assert kept.alive and parent.is_cached
+    assert all(np.array_equal(g, w) for g, w in zip(engine.gather(second), want, strict=True))
+    parent.unpersist(blocking=True)
+    assert all(np.array_equal(g, w) for g, w in zip(engine.gather(second), want, strict=True))
+    del second
+    gc.collect()
+    assert not kept.alive
+
+
+def test_an_ep_pass_is_two_spark_jobs(engine):
+    """An EP pass runs two Spark jobs: the scans (their results persisted on the executors) and
+    the one-task fold of their updates (its value to the driver, where the merge stage runs);
+    the updates and the contributions the next pass reads are selections, no job of their own."""
+    run = VariationalRun(engine, engine.partitions(BARS, n_partitions=3), FAM, PRIOR, n_iter=4, tol=0.0,
+                         epsilon=0.5, merge_threshold=0.0, seed=11)
+    list(run.adf(record=True))
+    engine.sc.setJobGroup("ep", "three EP passes")
+    try:
+        assert len(list(run.ep())) == 3
+        assert len(engine.sc.statusTracker().getJobIdsForGroup("ep")) == 3 * 2
+    finally:
+        engine.sc.setLocalProperty("spark.jobGroup.id", None)
+
+
 @pytest.mark.parametrize("algorithm", ["gibbs", "dih-svm", "dih-lr"])
 def test_hmms_equal_the_local_engine(engine, algorithm):
     rng = np.random.default_rng(0)

@@ -11,6 +11,8 @@ task ``i`` reads piece ``i`` and the partitioned arguments' values ``i`` where t
 persisted RDDs pruned, united and zipped by the JVM, values given on the driver sent with the
 job), gets its seed (:func:`~bnpdist.seeds.partition_seed`) and the global state in its
 closure, and its result is persisted as partition ``i`` of a new RDD; the driver holds handles.
+A part of such results (:meth:`SparkEngine.select`: an EP task's update, its contributions) is a
+lazy RDD over them, selected by each task that reads it, with no job of its own.
 A reduction is one task that folds the values in partition order with the engines' tree
 (:func:`~bnpdist.distributed.local.fold_in_order`; Spark's ``treeReduce`` groups by its own
 partitioning), so a Spark run equals the :class:`~bnpdist.distributed.local.LocalEngine` run on
@@ -64,14 +66,16 @@ class Kept:
     that the JVM alone prunes, unites and zips such RDDs), unpersisted once no :class:`Held`
     refers to it (as a Dask cluster forgets a result no future holds) or when the engine
     closes.  An unpersisted or lost partition is recomputed from its lineage (the partitions
-    and driver values it was computed from, its seeds)."""
+    and driver values it was computed from, its seeds).  Not ``persist``ed: computed by every
+    task that reads it (a selection), from the persisted ``parents``, which it keeps."""
 
-    def __init__(self, rdd, persist: bool = True):
+    def __init__(self, rdd, persist: bool = True, parents: tuple = ()):
         from pyspark import StorageLevel
         from pyspark.serializers import BatchedSerializer, CPickleSerializer
         rdd = rdd._reserialize(BatchedSerializer(CPickleSerializer(), 1))
         self.rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK) if persist else rdd
         self.release = weakref.finalize(self, _unpersist, self.rdd) if persist else None
+        self.parents = parents
 
 
 def _unpersist(rdd) -> None:
@@ -247,10 +251,10 @@ class SparkEngine(Engine):
             self._own = False
 
     # --- data ----------------------------------------------------------------------------
-    def _held(self, rdd, n: int, persist: bool = True) -> tuple:
+    def _held(self, rdd, n: int, persist: bool = True, parents: tuple = ()) -> tuple:
         """Handles of the ``n`` partitions of ``rdd``, persisted on the executors (memory,
-        spilling to disk) while any of them is held."""
-        kept = Kept(rdd, persist)
+        spilling to disk) while any of them is held (else read from ``parents``, kept as long)."""
+        kept = Kept(rdd, persist, parents)
         if persist:
             self._kept.add(kept)
         return tuple(Held(kept, i) for i in range(n))
@@ -394,11 +398,10 @@ class SparkEngine(Engine):
         return first_error(self.sc.runJob(self._folding(items, combine, fan_in), _as_list))[0]
 
     def fold(self, items, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
-        """:meth:`reduce`, the value kept on the executors where it was computed: a handle."""
-        items = list(items)
-        if not any(isinstance(h, Held) for h in items):
-            return fold_in_order(items, combine, fan_in)
-        return self._computed(self._folding(items, combine, fan_in), 1)[0]
+        """:meth:`reduce`: the value, which stands for its handle (:meth:`apply` runs on the
+        driver, so the value goes there in any case: one job, not one to keep it and one to
+        read it)."""
+        return self.reduce(items, combine, fan_in=fan_in)
 
     def apply(self, fn: Callable, *args):
         """``fn(*args)`` on the driver."""
@@ -419,6 +422,17 @@ class SparkEngine(Engine):
             for i, v in zip(where, got):
                 out[i] = v
         return first_error(out)
+
+    def select(self, items, select: Callable) -> list:
+        """Handles of a lazy RDD of ``select`` of each value, not persisted: every task or
+        :meth:`gather` reading it selects from the persisted values where they lie (no job of
+        its own), which stay persisted while it is held.  Driver values are selected here."""
+        items = list(items)
+        if not any(isinstance(h, Held) for h in items):
+            return [select(loaded(v)) for v in items]
+        rdd = self._column(items).map(lambda v: guarded(lambda x: select(loaded(x)), v), preservesPartitioning=True)
+        parents = tuple({id(h.kept): h.kept for h in items if isinstance(h, Held)}.values())
+        return list(self._held(rdd, len(items), persist=False, parents=parents))
 
     def per_partition(self, data: DistData, items) -> DistData:
         return DistData(tuple(items), "state", 0, data.n_rows, uuid.uuid4().hex)
