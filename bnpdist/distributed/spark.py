@@ -12,7 +12,7 @@ persisted RDDs pruned, united and zipped by the JVM, values given on the driver 
 job), gets its seed (:func:`~bnpdist.seeds.partition_seed`) and the global state in its
 closure, and its result is persisted as partition ``i`` of a new RDD; the driver holds handles.
 A part of such results (:meth:`SparkEngine.select`: an EP task's update, its contributions) is a
-lazy RDD over them, selected by each task that reads it, with no job of its own.
+view of them, taken by each task that reads it, in its own Python worker: no job of its own.
 A reduction is one task that folds the values in partition order with the engines' tree
 (:func:`~bnpdist.distributed.local.fold_in_order`; Spark's ``treeReduce`` groups by its own
 partitioning), so a Spark run equals the :class:`~bnpdist.distributed.local.LocalEngine` run on
@@ -31,6 +31,7 @@ given session gets the environment variables for the Python workers it starts fr
 """
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import sys
@@ -66,16 +67,14 @@ class Kept:
     that the JVM alone prunes, unites and zips such RDDs), unpersisted once no :class:`Held`
     refers to it (as a Dask cluster forgets a result no future holds) or when the engine
     closes.  An unpersisted or lost partition is recomputed from its lineage (the partitions
-    and driver values it was computed from, its seeds).  Not ``persist``ed: computed by every
-    task that reads it (a selection), from the persisted ``parents``, which it keeps."""
+    and driver values it was computed from, its seeds)."""
 
-    def __init__(self, rdd, persist: bool = True, parents: tuple = ()):
+    def __init__(self, rdd, persist: bool = True):
         from pyspark import StorageLevel
         from pyspark.serializers import BatchedSerializer, CPickleSerializer
         rdd = rdd._reserialize(BatchedSerializer(CPickleSerializer(), 1))
         self.rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK) if persist else rdd
         self.release = weakref.finalize(self, _unpersist, self.rdd) if persist else None
-        self.parents = parents
 
 
 def _unpersist(rdd) -> None:
@@ -88,14 +87,33 @@ def _unpersist(rdd) -> None:
 
 @dataclass(frozen=True, eq=False)
 class Held:
-    """Partition ``index`` of the persisted RDD ``kept`` (one value per partition), on the executors."""
+    """Partition ``index`` of the persisted RDD ``kept`` (one value per partition), on the
+    executors; with ``select``, the view ``select(value)`` of it (:meth:`SparkEngine.select`),
+    taken by whatever reads it."""
 
     kept: Kept
     index: int
+    select: Callable | None = None
 
     @property
     def rdd(self):
         return self.kept.rdd
+
+
+def _read(value, select):
+    """A value read from a persisted RDD, ``select`` of it for a view (a Failed passed on)."""
+    return loaded(value) if select is None else guarded(select, loaded(value))
+
+
+def _then(first, second):
+    """``second`` after ``first`` (either None: the other)."""
+    if first is None or second is None:
+        return second if first is None else first
+    return functools.partial(_chained, first, second)
+
+
+def _chained(first, second, value):
+    return second(first(value))
 
 
 def _unzipped(item, n: int) -> list:
@@ -108,10 +126,11 @@ def _unzipped(item, n: int) -> list:
     return out[::-1]
 
 
-def _task(fn, seeds, columns, slots, glob, park, folder):
-    """The function Spark task ``i`` runs on its one input item, the values of the ``columns``
-    partitioned arguments zipped (0: the data): ``fn(block, seeds[i], *args)``, ``slots``
-    telling which argument is partitioned and which global (``glob``)."""
+def _task(fn, seeds, views, slots, glob, park, folder):
+    """The function Spark task ``i`` runs on its one input item, the values of the partitioned
+    arguments zipped (0: the data; ``views[c][i]`` the view of column ``c``'s value ``i``, or
+    None): ``fn(block, seeds[i], *args)``, ``slots`` telling which argument is partitioned and
+    which global (``glob``)."""
     def call(block, ss, *values):
         it = iter(values)
         out = fn(block, ss, *[next(it) if s else g for s, g in zip(slots, glob)])
@@ -122,7 +141,7 @@ def _task(fn, seeds, columns, slots, glob, park, folder):
     def partition(i, items):
         ss = None if seeds is None else seeds[i]
         for item in items:
-            block, *values = (loaded(v) for v in _unzipped(item, columns))
+            block, *values = (_read(v, view[i]) for v, view in zip(_unzipped(item, len(views)), views))
             yield guarded(call, block, ss, *values)
     return partition
 
@@ -139,9 +158,11 @@ def _pruned(rdd, indices: list[int]):
     return RDD(pruned.toJavaRDD(), rdd.ctx, rdd._jrdd_deserializer)
 
 
-def _tagged(i, items):
-    for v in items:
-        yield i, v
+def _tagged(views):
+    def partition(i, items):
+        for v in items:
+            yield i, _read(v, views[i])
+    return partition
 
 
 def _selected(select):
@@ -251,10 +272,10 @@ class SparkEngine(Engine):
             self._own = False
 
     # --- data ----------------------------------------------------------------------------
-    def _held(self, rdd, n: int, persist: bool = True, parents: tuple = ()) -> tuple:
+    def _held(self, rdd, n: int, persist: bool = True) -> tuple:
         """Handles of the ``n`` partitions of ``rdd``, persisted on the executors (memory,
-        spilling to disk) while any of them is held (else read from ``parents``, kept as long)."""
-        kept = Kept(rdd, persist, parents)
+        spilling to disk) while any of them is held."""
+        kept = Kept(rdd, persist)
         if persist:
             self._kept.add(kept)
         return tuple(Held(kept, i) for i in range(n))
@@ -330,7 +351,8 @@ class SparkEngine(Engine):
         """The values of ``handles`` as an RDD of one value per partition, in their order:
         each run of increasing partitions of one persisted RDD read where it lies (pruned),
         each run of values on the driver sent with the job (``parallelize``), the runs united
-        by the JVM: nothing is deserialised or moved to the driver."""
+        by the JVM: nothing is deserialised or moved to the driver.  A view's value is the
+        whole value: its reader takes the view (:meth:`_views`)."""
         runs: list[tuple[Kept | None, list]] = []
         for h in handles:
             kept = h.kept if isinstance(h, Held) else None
@@ -342,6 +364,11 @@ class SparkEngine(Engine):
         parts = [self.sc.parallelize(items, len(items)) if kept is None else _pruned(kept.rdd, items)
                  for kept, items in runs]
         return parts[0] if len(parts) == 1 else self.sc.union(parts)
+
+    @staticmethod
+    def _views(handles) -> list:
+        """Each handle's view (:meth:`select`), or None."""
+        return [h.select if isinstance(h, Held) else None for h in handles]
 
     def _inputs(self, columns: list) -> Any:
         """One RDD of ``len(columns[0])`` partitions whose partition ``i`` holds one item, the
@@ -376,7 +403,8 @@ class SparkEngine(Engine):
         if folder is not None:
             os.makedirs(folder, exist_ok=True)
         rdd = self._inputs(columns).mapPartitionsWithIndex(
-            _task(fn, seeds, len(columns), slots, glob, park, folder), preservesPartitioning=True)
+            _task(fn, seeds, [self._views(col) for col in columns], slots, glob, park, folder),
+            preservesPartitioning=True)
         if folder is None:
             return list(self._computed(rdd, P))
         out = first_error(self.sc.runJob(rdd, _as_list))
@@ -386,7 +414,7 @@ class SparkEngine(Engine):
     def _folding(self, items: list, combine: Callable, fan_in: int):
         """A one-partition RDD whose task folds the values of ``items`` in partition order
         (:func:`fold_in_order`; the first error in that order, if any), read where they lie."""
-        tagged = self._column(items).mapPartitionsWithIndex(_tagged).coalesce(1)
+        tagged = self._column(items).mapPartitionsWithIndex(_tagged(self._views(items))).coalesce(1)
         return tagged.mapPartitions(_fold_task(combine, fan_in))
 
     def reduce(self, items, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
@@ -411,28 +439,26 @@ class SparkEngine(Engine):
         """Values in order (Held ones read by one job per RDD, ``select`` applied there)."""
         items = list(items)
         out = [None] * len(items)
-        by_rdd: dict[int, tuple[Any, list[int]]] = {}
+        by_rdd: dict[tuple[int, int], tuple[Any, Callable | None, list[int]]] = {}
         for i, h in enumerate(items):
             if isinstance(h, Held):
-                by_rdd.setdefault(id(h.rdd), (h.rdd, []))[1].append(i)
+                by_rdd.setdefault((id(h.rdd), id(h.select)), (h.rdd, h.select, []))[2].append(i)
             else:
                 out[i] = loaded(h) if select is None else select(loaded(h))
-        for rdd, where in by_rdd.values():
-            got = self.sc.runJob(rdd, _selected(select), [items[i].index for i in where])
+        for rdd, view, where in by_rdd.values():
+            got = self.sc.runJob(rdd, _selected(_then(view, select)), [items[i].index for i in where])
             for i, v in zip(where, got):
                 out[i] = v
         return first_error(out)
 
     def select(self, items, select: Callable) -> list:
-        """Handles of a lazy RDD of ``select`` of each value, not persisted: every task or
-        :meth:`gather` reading it selects from the persisted values where they lie (no job of
-        its own), which stay persisted while it is held.  Driver values are selected here."""
-        items = list(items)
-        if not any(isinstance(h, Held) for h in items):
-            return [select(loaded(v)) for v in items]
-        rdd = self._column(items).map(lambda v: guarded(lambda x: select(loaded(x)), v), preservesPartitioning=True)
-        parents = tuple({id(h.kept): h.kept for h in items if isinstance(h, Held)}.values())
-        return list(self._held(rdd, len(items), persist=False, parents=parents))
+        """Views: a value on the executors is read whole, where it lies, by every task or
+        :meth:`gather` that reads the view, which takes ``select`` of it in its own Python
+        worker (no job, no Python worker of its own); the value stays persisted while a view is
+        held (the view holds its RDD).  Driver values are selected here."""
+        views: dict[int, Callable] = {}     # one view per earlier view: a gather reads each RDD once
+        return [Held(h.kept, h.index, views.setdefault(id(h.select), _then(h.select, select)))
+                if isinstance(h, Held) else select(loaded(h)) for h in items]
 
     def per_partition(self, data: DistData, items) -> DistData:
         return DistData(tuple(items), "state", 0, data.n_rows, uuid.uuid4().hex)
@@ -444,7 +470,9 @@ class SparkEngine(Engine):
         if not all(isinstance(h, Held) for h in data.futures):
             return DistData(tuple(columns_of(p, keep) for p in data.futures), data.kind, int(keep.sum()),
                             data.n_rows, uuid.uuid4().hex)
-        rdd = self._column(data.futures).map(lambda d: guarded(columns_of, d, keep), preservesPartitioning=True)
+        views = self._views(data.futures)
+        rdd = self._column(data.futures).mapPartitionsWithIndex(
+            lambda i, items: [guarded(columns_of, _read(d, views[i]), keep) for d in items], preservesPartitioning=True)
         held = self._held(rdd, data.n_partitions, persist=self.out_of_core is None or data.corpus is None)
         return DistData(held, data.kind, int(keep.sum()), data.n_rows, uuid.uuid4().hex)
 
