@@ -135,7 +135,8 @@ class Engine(Protocol):
 
     def fold(self, items: Sequence, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
         """:meth:`reduce`, the result left where it was computed: a handle (pass it to
-        :meth:`apply` or :meth:`map`, or :meth:`gather` it)."""
+        :meth:`apply` or :meth:`map`, or :meth:`gather` it; where :meth:`apply` runs on the
+        driver, the value)."""
 
     def apply(self, fn: Callable, *args):
         """``fn(*args)`` run on the engine, handles among ``args`` replaced by their values: a
