@@ -266,11 +266,11 @@ def _l1_distance(a: np.ndarray, b: np.ndarray) -> float:
     return np.abs(d, out=d).sum()
 
 
-def _update_of(result, seed):
+def _update_of(result):
     return result[0]
 
 
-def _contributions_of(result, seed):
+def _contributions_of(result):
     return result[1]
 
 
@@ -350,7 +350,7 @@ class VariationalRun:
         state = self._held[1] if self._held[0] is self.state else e.broadcast(self.state)
         futures = e.map(task, self.data, family, prior, state, e.per_partition(self.data, ctx), prev,
                         opts, seed=self.seed, pass_id=pass_id, key=task.__name__.strip("_"), park=1)
-        upd = e.fold(e.map(_update_of, e.per_partition(self.data, futures), key="update"))
+        upd = e.fold(e.select(futures, _update_of))
         merged = e.apply(_merged, family, prior, state, upd, (self.merge_threshold, self.epsilon, drop))
         new, self.remaps, info, rows = e.gather([merged])[0]
         self._held = (new, e.apply(_state_of, merged))
@@ -358,8 +358,7 @@ class VariationalRun:
         outside = np.zeros(new.stats.K)
         np.add.at(outside, to[to >= 0], self.outside[to >= 0])
         self.outside = outside
-        old, self.results = self.results, e.map(_contributions_of, e.per_partition(self.data, futures),
-                                                key="contributions")
+        old, self.results = self.results, e.select(futures, _contributions_of)
         if old is not None:
             e.release(old)
         self.rows_seen += rows

@@ -59,6 +59,10 @@ def _call_parked(fn, item, path, block, seed, *args):
     return parked(fn(loaded(block), seed, *map(loaded, args)), item, path)
 
 
+def _select(select, value):
+    return select(loaded(value))
+
+
 def _select_list(select, *values):
     return [select(loaded(v)) for v in values]
 
@@ -331,6 +335,13 @@ class DaskEngine(Engine):
             return [loaded(v) for v in values]
         key = f"select-{tokenize(select, [getattr(f, 'key', f) for f in items])}"
         return self.client.submit(_select_list, select, *items, key=key).result()
+
+    def select(self, items, select: Callable) -> list:
+        """One task per future, keyed by ``select`` and the future's key (a value given on the
+        driver: selected here)."""
+        name = getattr(select, "__name__", "select").strip("_")
+        return [self.client.submit(_select, select, f, key=f"{name}-{tokenize(select, f.key)}")
+                if isinstance(f, Future) else select(loaded(f)) for f in items]
 
     def per_partition(self, data: DistData, items) -> DistData:
         """Per-partition futures (kept) or values (broadcast) as a DistData like ``data``."""

@@ -115,6 +115,9 @@ class LocalEngine(Engine):
     def gather(self, items, select=None) -> list:
         return [loaded(x) if select is None else select(loaded(x)) for x in items]
 
+    def select(self, items, select) -> list:
+        return [select(loaded(x)) for x in items]
+
     def per_partition(self, data: DistData, items) -> DistData:
         return DistData(tuple(items), "state", 0, data.n_rows, LOCAL)
 

@@ -90,7 +90,7 @@ def rerooted(engine, data: DistData, items, select=None) -> DistData:
 
 @runtime_checkable
 class Engine(Protocol):
-    """Partitions, broadcast, map, reduce, gather, labels, per-partition values, close.
+    """Partitions, broadcast, map, select, reduce, gather, labels, per-partition values, close.
 
     Implementations: :class:`~bnpdist.distributed.local.LocalEngine`,
     :class:`~bnpdist.distributed.engine.DaskEngine` and :class:`~bnpdist.distributed.spark.SparkEngine`.  Use an engine as a context manager or
@@ -135,7 +135,8 @@ class Engine(Protocol):
 
     def fold(self, items: Sequence, combine: Callable = operator.add, *, fan_in: int = FAN_IN):
         """:meth:`reduce`, the result left where it was computed: a handle (pass it to
-        :meth:`apply` or :meth:`map`, or :meth:`gather` it)."""
+        :meth:`apply` or :meth:`map`, or :meth:`gather` it; where :meth:`apply` runs on the
+        driver, the value)."""
 
     def apply(self, fn: Callable, *args):
         """``fn(*args)`` run on the engine, handles among ``args`` replaced by their values: a
@@ -148,6 +149,13 @@ class Engine(Protocol):
         """The values of ``items`` in order; with ``select``, ``select(value)`` of each, computed
         where the values lie (only the selected parts travel).  Where partitions failed, the
         error raised is the first failed partition's in partition order."""
+
+    def select(self, items: Sequence, select: Callable) -> list:
+        """Handles of ``select(value)`` for each of ``items``: a cheap part of a value (an item
+        of a task's result tuple), computed where the value lies, lazily where the engine can
+        (by the task or :meth:`gather` that reads it: no pass over the data of its own).  A
+        selection keeps the value it is taken from while it is held, and may be computed again
+        by every reader."""
 
     def per_partition(self, data: DistData, items: Sequence) -> DistData:
         """Per-partition values or handles ``items`` as a DistData partitioned like ``data``."""
