@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import time
 
 import numpy as np
 from distributed import get_task_stream
