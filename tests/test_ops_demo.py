@@ -2,12 +2,22 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from click.testing import CliRunner
 
 from bnpdist.cli import cli
 from bnpdist.mixture import BNPMixture
 from bnpdist.ops.report import settings
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def result_lines(text: str) -> list[str]:
+    """The demo's result lines in ``text``, without the seconds in brackets (they vary)."""
+    return [re.sub(r" \(\d+ s\)", "", line) for line in text.splitlines()
+            if line.startswith(("known-groups DMM on", "BNP mixture ("))]
 
 
 def invoke(*args):
@@ -25,5 +35,6 @@ def test_demo_runs_end_to_end(tmp_path):
         run = dict(settings(BNPMixture.load(tmp_path / "demo" / "models" / name)))
         assert f"BNP mixture ({run['prior']}; {run['algorithm']}) on {name}:" in res.stdout
         assert "test split" in (tmp_path / "demo" / f"report-{name}.html").read_text()
+    assert result_lines(res.stdout) == result_lines(README.read_text(encoding="utf-8"))   # the README's numbers
     bars = re.findall(r"demo:\s+(\d+)%\|[^|]*\| (\d+)/(\d+)", res.stderr)
     assert bars[-1] == ("100", "4", "4")
