@@ -62,6 +62,28 @@ def test_ctrl_c_exits_130_without_a_traceback(bars_folder, tmp_path):
     assert sorted(os.listdir(tmp_path)) == []           # no model, no temp folder
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_ctrl_c_swallowed_by_a_finaliser_still_stops_at_the_next_step():
+    """Ctrl-C landing in a ``__del__`` (a Dask future's release does that) is printed as
+    "Exception ignored" and lost; the progress bar's next step raises it again."""
+    from bnpdist.cli import progress
+    from bnpdist.ops.interrupt import interruptible
+
+    class Finaliser:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)
+
+    steps = []
+    with pytest.raises(KeyboardInterrupt), interruptible():
+        for step in progress("fit", "step")(range(5), total=5):
+            steps.append(step)
+            Finaliser()                 # the KeyboardInterrupt is swallowed here
+    assert steps == [0]
+    for step in progress("fit", "step")(range(2), total=2):     # and forgotten afterwards
+        steps.append(step)
+    assert steps == [0, 0, 1]
+
+
 def test_help_says_where_gibbs_runs():
     text = " ".join(CliRunner().invoke(cli, ["fit", "--help"]).output.split())
     assert "on the driver" not in text and "per partition" in text
