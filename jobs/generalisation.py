@@ -6,10 +6,11 @@ and its peers on the tune and check halves (:mod:`bnpdist.league.split`,
     nice -n 10 python jobs/generalisation.py --seeds 1,2 --merge --docs   # more seeds, seed 0 kept
     python jobs/generalisation.py --groups seen --seeds 0            # the league's own sets
     python jobs/generalisation.py --sets penguins,short-docs-a --seeds 0 --quick
+    nice -n 10 python jobs/generalisation.py --groups tune --seeds 0 --merge --who samplers   # the samplers
 
 Every seed runs over all the chosen sets before the next seed starts. The peers' records are
 cached in ``OUT/peers.json``, keyed by set, peer, seed and a digest of the set's data, so a rerun
-refits only the default. Writes ``OUT/league.json`` (every record) and ``OUT/generalisation.md``
+refits only the default (``--who`` picks who fits: the default, the peers, bnpdist's samplers). Writes ``OUT/league.json`` (every record) and ``OUT/generalisation.md``
 after every fit; ``--merge`` keeps the records of the seeds not run now; ``--docs`` puts the table
 into docs/QUALITY.md (section ``generalisation``).
 """
@@ -27,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from bnpdist.league import Record, read_results, run_league, write_results
-from bnpdist.league.generalisation import ESTIMATORS, group, render, sets_table
+from bnpdist.league.entrants import ENTRANTS
+from bnpdist.league.generalisation import ESTIMATORS, SAMPLER_ENTRANTS, group, render, sets_table
 from bnpdist.league.sets import SETS
 from bnpdist.league.wide_sets import WIDE_SETS
 
@@ -55,18 +57,18 @@ class PeerCache:
         self.hits = 0
 
     def reuse(self, ls, estimator: str, seed: int):
-        """The cached record of this peer fit (None for the default, or when not cached);
+        """The cached record of this peer fit (None for bnpdist's own, or when not cached);
         :func:`~bnpdist.league.run_league`'s ``reuse``."""
         if self._digest[0] is not ls:
             self._digest = (ls, digest(ls))
         key = self._keys[ls.name, estimator, seed] = f"{ls.name}|{estimator}|{seed}|{self._digest[1]}"
-        hit = None if estimator == "default" else self.records.get(key)
+        hit = None if ENTRANTS[estimator].role == "ours" else self.records.get(key)
         self.hits += hit is not None
         return None if hit is None else Record.from_dict(hit)
 
     def add(self, r: Record) -> None:
         """Keep a peer's record that scored (a timeout or error is fitted again next time)."""
-        if r.estimator != "default" and r.error is None:
+        if ENTRANTS[r.estimator].role != "ours" and r.error is None:
             self.records[self._keys[r.set, r.estimator, r.seed]] = r.to_dict()
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps(self.records))
@@ -98,7 +100,10 @@ def main(argv=None) -> str:
     ap.add_argument("--peer-cpu-limit", type=float,
                     help="CPU seconds per peer fit (default: --fit-cpu-limit); a peer past it is left out "
                          "of its row's best, and fitted again by the next run")
-    ap.add_argument("--merge", action="store_true", help="keep OUT's records of the sets and seeds not run now")
+    ap.add_argument("--who", default="default,peers",
+                    help="who fits: default, peers and/or samplers (bnpdist's samplers, every other default)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep OUT's records of the sets, seeds and entrants not run now")
     ap.add_argument("--render", action="store_true", help="fit nothing: the table of OUT's records")
     ap.add_argument("--also", action="append", default=[],
                     help="with --render: the records and runs of another OUT folder too (sets run at once "
@@ -108,16 +113,20 @@ def main(argv=None) -> str:
     names = a.sets.split(",") if a.sets else chosen_sets(a.groups.split(","))
     names = [n for n in names if n not in (a.skip or "").split(",")]
     seeds = [int(s) for s in a.seeds.split(",")]
+    teams = {"default": ["default"], "peers": list(ESTIMATORS[1:]), "samplers": list(SAMPLER_ENTRANTS)}
+    who = a.who.split(",")
+    running = {e for w in who for e in teams[w]}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     cache = PeerCache(out / PEER_CACHE)
     kept = []
     if (a.merge or a.render) and (out / "league.json").is_file():
         kept = [r for r in read_results(out / "league.json")[0]
-                if a.render or r.set not in names or r.seed not in seeds]
+                if a.render or r.set not in names or r.seed not in seeds or r.estimator not in running]
     command = ("nice -n 10 python jobs/generalisation.py"
                + (f" --sets {a.sets}" if a.sets else f" --groups {a.groups}") + (f" --skip {a.skip}" if a.skip else "")
                + f" --seeds {a.seeds}" + " --quick" * a.quick + " --merge" * a.merge
+               + (f" --who {a.who}" if a.who != "default,peers" else "")
                + (f" --peer-cpu-limit {a.peer_cpu_limit:g}" if a.peer_cpu_limit is not None else ""))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     runs = out / "runs.txt"
@@ -147,10 +156,11 @@ def main(argv=None) -> str:
         write_results(everything, out, header=head())
         (out / "generalisation.md").write_text(head() + "\n\n" + render(everything) + "\n")
 
-    limits = {"default": a.fit_cpu_limit, "peers": a.fit_cpu_limit if a.peer_cpu_limit is None else a.peer_cpu_limit}
+    limits = {"default": a.fit_cpu_limit, "samplers": a.fit_cpu_limit,
+              "peers": a.fit_cpu_limit if a.peer_cpu_limit is None else a.peer_cpu_limit}
     for seed in [] if a.render else seeds:
-        for who, estimators in (("default", ["default"]), ("peers", list(ESTIMATORS[1:]))):
-            done += run_league(names, estimators, [seed], quick=a.quick, cpu_seconds=limits[who] or None,
+        for team in (t for t in teams if t in who):
+            done += run_league(names, teams[team], [seed], quick=a.quick, cpu_seconds=limits[team] or None,
                                on_record=save, reuse=cache.reuse)
     records = kept + done
     text = head() + "\n\n" + render(records)

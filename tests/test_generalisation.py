@@ -181,3 +181,24 @@ def test_the_job_caches_the_peers_and_refits_the_default(tmp_path):
     assert calls == [("default", False), ("bgm", True), ("gmm-bic", True)]
     assert "check | dense | 1 |" in first and "check | dense | 1 |" in second
     assert "--merge" in second and (tmp_path / "generalisation.md").is_file()
+
+
+def test_samplers_are_judged_by_the_defaults_targets_in_their_own_table():
+    recs = _dense_half(10, 0) + [_rec("gibbs", s, 0.5 if s < 2 else 0.8, set_="penguins") for s in range(10)]
+    (v,) = verdicts(rows(recs, "gibbs"))
+    assert (v.met, v.judged, v.passed) == (8, 10, False)            # 8 of 10 < 90 %
+    assert verdicts(rows(recs))[0].passed is True                    # the default's own rows
+    text = render(recs)
+    assert "**samplers**" in text and "| gibbs | tune | dense | 10 | 8 of 10 | 9 |" in text
+    assert "| tune | dense | penguins | 0 | 0.800 K 3 | 0.500 K 3 | bgm 0.800 |" in text
+    assert "**samplers**" not in render(_dense_half(10, 0))
+
+
+def test_the_job_refits_the_samplers_and_keeps_the_other_records(tmp_path):
+    job = load_job("generalisation")
+    args = ["--sets", "gauss-small", "--seeds", "0", "--quick", "--out", str(tmp_path)]
+    job.main(args)
+    job.main(args + ["--merge", "--who", "samplers"])
+    got = {r.estimator for r in job.read_results(tmp_path / "league.json")[0]}
+    assert got == {"default", "bgm", "gmm-bic", "gibbs", "subcluster", "anneal", "ddpm-svm", "ddpm-lr"}
+    assert sorted(k.split("|")[1] for k in json.loads((tmp_path / "peers.json").read_text())) == ["bgm", "gmm-bic"]

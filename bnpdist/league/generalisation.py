@@ -30,6 +30,8 @@ DENSE_PEERS = ("bgm", "gmm-bic")
 TEXT_PEERS = ("gsdmm", "tfidf-kmeans-true-k", "lda-true-k")
 #: the entrants of a generalisation run
 ESTIMATORS = ("default",) + DENSE_PEERS + TEXT_PEERS
+#: bnpdist's samplers with every default, judged by the default's targets in a table of their own
+SAMPLER_ENTRANTS = ("gibbs", "subcluster", "anneal", "ddpm-svm", "ddpm-lr")
 #: (AMI slack, K factor, share of rows to meet) per kind
 RULES = {"dense": (0.01, 2, 0.90), "text": (0.02, 3, 0.80)}
 #: the dense floor: AMI ≥ this share of the best peer's; the text floor: median cluster size
@@ -46,7 +48,8 @@ def group(name: str) -> str:
 
 @dataclass
 class Row:
-    """One set × seed of the default with its peers and verdicts (None: no verdict)."""
+    """One set × seed of the judged entrant (the default, or a sampler) with its peers and
+    verdicts (None: no verdict)."""
 
     default: Record
     group: str
@@ -66,11 +69,12 @@ def _peer_note(r: Record) -> str:
     return f"{r.estimator} {'timeout' if _timed_out(r) else 'failed'}"
 
 
-def rows(records: list[Record]) -> list[Row]:
-    """A :class:`Row` for every default record, in the records' order."""
+def rows(records: list[Record], who: str = "default") -> list[Row]:
+    """A :class:`Row` for every record of ``who`` (the default, or a sampler judged by the
+    default's targets), in the records' order."""
     by = {(r.set, r.estimator, r.seed): r for r in records}
     out = []
-    for d in (r for r in records if r.estimator == "default"):
+    for d in (r for r in records if r.estimator == who):
         peers_of = DENSE_PEERS if d.kind == "dense" else TEXT_PEERS
         row = Row(d, group(d.set), {p: by[d.set, p, d.seed] for p in peers_of if (d.set, p, d.seed) in by})
         slack, k_factor, _ = RULES[d.kind]
@@ -79,7 +83,7 @@ def rows(records: list[Record]) -> list[Row]:
         if scored:
             row.best = max(scored.items(), key=lambda kv: kv[1])
         if d.ami is None:
-            row.met, notes = False, [f"default: {d.error}"] + notes
+            row.met, notes = False, [f"{who}: {d.error}"] + notes
         elif row.best is not None:
             k_ok = d.k <= k_factor * d.true_k
             row.met = bool(d.ami >= row.best[1] - slack and k_ok)
@@ -187,14 +191,59 @@ def rows_table(all_rows: list[Row], kind: str) -> str:
     return "\n".join(out)
 
 
+def samplers_summary(records: list[Record]) -> str:
+    """Each sampler's targets by group and kind, judged as the default's: met rows of judged,
+    floor misses, speed against bgm, and its CPU seconds over the rows beside the default's."""
+    out = ["| sampler | group | kind | rows | met | needed | floor misses | speed met | CPU s (default's) |",
+           "|---|---|---|---:|---:|---:|---:|---:|---|"]
+    cpu = {(r.set, r.estimator, r.seed): r.cpu for r in records}
+    for who in SAMPLER_ENTRANTS:
+        rs = rows(records, who)
+        for v in verdicts(rs):
+            mine = [r.default for r in rs if r.group == v.group and r.default.kind == v.kind]
+            own = sum(r.cpu or 0.0 for r in mine)
+            base = sum(cpu.get((r.set, "default", r.seed)) or 0.0 for r in mine)
+            timeouts = sum(_timed_out(r) for r in mine)
+            speed = f"{v.speed_met} of {v.speed_judged}" if v.speed_judged else "—"
+            out.append(f"| {who} | {v.group} | {v.kind} | {v.rows} | {v.met} of {v.judged} | {v.needed} | "
+                       f"{v.floor_misses} | {speed} | {own:.1f} ({base:.1f})"
+                       + f"{f', {timeouts} past the CPU limit' if timeouts else ''} |")
+    return "\n".join(out)
+
+
+def samplers_table(records: list[Record]) -> str:
+    """Every set × seed with sampler records: the default's AMI and K, each sampler's, the best
+    peer's, in group order."""
+    present = [s for s in SAMPLER_ENTRANTS if any(r.estimator == s for r in records)]
+    by = {(r.set, r.estimator, r.seed): r for r in records}
+    base = {(r.default.set, r.default.seed): r for r in rows(records)}
+    kind = {r.set: r.kind for r in records}
+    order = {g: i for i, g in enumerate((*HALVES, SEEN))}
+    keys = sorted({(r.set, r.seed) for r in records if r.estimator in present},
+                  key=lambda k: (order[group(k[0])], kind[k[0]], k))
+    head = ["group", "kind", "set", "seed", "default"] + present + ["best peer"]
+    out = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for name, seed in keys:
+        row = base.get((name, seed))
+        best = "" if row is None or row.best is None else f"{row.best[0]} {row.best[1]:.3f}"
+        out.append(f"| {group(name)} | {kind[name]} | {name} | {seed} | {_fmt(by.get((name, 'default', seed)))} | "
+                   + " | ".join(_fmt(by.get((name, s, seed))) for s in present) + f" | {best} |")
+    return "\n".join(out)
+
+
 def render(records: list[Record]) -> str:
-    """The summary by group and kind, then every dense row and every text row."""
+    """The summary by group and kind, then every dense row and every text row; where samplers
+    ran, their summary and rows after."""
     rs = rows(records)
     parts = [summary_table(verdicts(rs))]
     for kind in ("dense", "text"):
         if any(r.default.kind == kind for r in rs):
             parts.append(f"**{kind} rows** (AMI of the default, then its NMI, ARI, K and median cluster "
                          f"size; the peers' AMI and K on the same set and seed)\n\n{rows_table(rs, kind)}")
+    if any(r.estimator in SAMPLER_ENTRANTS for r in records):
+        parts.append("**samplers** (`BNPMixture(algorithm=A)` with every other default, judged by the "
+                     f"default's targets)\n\n{samplers_summary(records)}\n\n"
+                     f"AMI and K of each\n\n{samplers_table(records)}")
     return "\n\n".join(parts)
 
 
