@@ -172,8 +172,12 @@ def _selected(select):
 
 
 def _pieces_of(read, sources: list):
-    """``read(source)`` for the one source of a partition (broadcast handles or indices)."""
-    def partition(index, _items):
+    """``read(source)`` for the one source of a partition (broadcast handles or indices). The
+    partition's (empty) input is read to its end: a Python worker whose input was left unread
+    is not reused, and a new one imports bnpdist again (4–8 s a job out of core)."""
+    def partition(index, items):
+        for _ in items:
+            pass
         return [guarded(read, sources[index])]
     return partition
 
