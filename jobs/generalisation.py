@@ -127,6 +127,7 @@ def main(argv=None) -> str:
                + (f" --sets {a.sets}" if a.sets else f" --groups {a.groups}") + (f" --skip {a.skip}" if a.skip else "")
                + f" --seeds {a.seeds}" + " --quick" * a.quick + " --merge" * a.merge
                + (f" --who {a.who}" if a.who != "default,peers" else "")
+               + (f" --fit-cpu-limit {a.fit_cpu_limit:g}" if a.fit_cpu_limit != 600 else "")
                + (f" --peer-cpu-limit {a.peer_cpu_limit:g}" if a.peer_cpu_limit is not None else ""))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     runs = out / "runs.txt"
