@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..mixture import ALGORITHMS
+from ..mixture import ALGORITHMS, SAMPLERS
 from .peers import bgm_labels, bgm_n10_labels, gmm_bic_labels, kmeans_labels, lda_labels, tfidf_kmeans_labels
 from .sets import LabelledSet
 
@@ -59,10 +59,9 @@ def _build() -> dict[str, Entrant]:
     from .bnpy_peer import bnpy_labels, missing
     from .gsdmm import gsdmm_labels
     both = ("dense", "text")
-    samplers = {"gibbs", "subcluster", "anneal", "ddpm-svm", "ddpm-lr"}
     out = [Entrant("default", "ours", both, _bnp(None), "BNPMixture() with every default")]
     out += [Entrant(a, "ours", both, _bnp(a), f'BNPMixture(algorithm="{a}"), every other default',
-                    seeds=3 if a in samplers else None) for a in ALGORITHMS]
+                    seeds=3 if a in SAMPLERS else None) for a in ALGORITHMS]
     out += [
         Entrant("stream", "ours", both, _stream,
                 f"bnpdist stream's model: partial_fit over {STREAM_BATCHES} consecutive batches, "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..mixture import ALGORITHMS, SAMPLERS
 from .records import Record
 from .sets import SETS
 from .split import HALVES, SEEN, half
@@ -31,7 +32,7 @@ TEXT_PEERS = ("gsdmm", "tfidf-kmeans-true-k", "lda-true-k")
 #: the entrants of a generalisation run
 ESTIMATORS = ("default",) + DENSE_PEERS + TEXT_PEERS
 #: bnpdist's samplers with every default, judged by the default's targets in a table of their own
-SAMPLER_ENTRANTS = ("gibbs", "subcluster", "anneal", "ddpm-svm", "ddpm-lr")
+SAMPLER_ENTRANTS = tuple(a for a in ALGORITHMS if a in SAMPLERS)
 #: (AMI slack, K factor, share of rows to meet) per kind
 RULES = {"dense": (0.01, 2, 0.90), "text": (0.02, 3, 0.80)}
 #: the dense floor: AMI ≥ this share of the best peer's; the text floor: median cluster size
