@@ -257,6 +257,21 @@ def test_engine_for_takes_a_session_and_leaves_it_running(spark):
     assert spark.sparkContext.parallelize([1, 2]).sum() == 3
 
 
+def test_a_new_session_prints_nothing_of_the_jvm_start(spark):
+    """A session started by bnpdist in a fresh process: no line of the JVM's start on the
+    console (Spark's launcher adds an incubator module, and Java announces it), jobs run."""
+    import subprocess
+    import sys
+    code = ("from bnpdist.distributed.spark import spark_session\n"
+            "s = spark_session('local[1]')\n"
+            "print(s.sparkContext.parallelize(range(4), 2).map(lambda x: x * x).sum())\n"
+            "s.stop()\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert run.returncode == 0 and run.stdout.strip() == "14", run.stderr[-2000:]
+    assert run.stderr.strip() == "", run.stderr[-2000:]
+
+
 def test_cli_fit_with_engine_spark_equals_dask(spark, bars_folder, bars_model, tmp_path):
     """``bnpdist fit --engine spark`` (the shared session: one per process) writes the model the
     local Dask cluster wrote (conftest's bars_model)."""

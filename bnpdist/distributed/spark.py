@@ -191,6 +191,34 @@ def worker_env() -> dict:
     return env
 
 
+#: the line the JVM prints at start for the module Spark's launcher adds (not ours to act on)
+JVM_NOTICE = b"WARNING: Using incubator modules"
+
+
+def _forward(stream) -> None:
+    """The driver JVM's stderr to this process's, less :data:`JVM_NOTICE`."""
+    for line in iter(stream.readline, b""):
+        if not line.startswith(JVM_NOTICE):
+            os.write(2, line)
+
+
+def _start_context(master: str, app_name: str, settings: dict) -> None:
+    """Start the driver's JVM and its SparkContext (none active yet) with the JVM's stderr
+    forwarded by :func:`_forward`; the session builder then takes this context."""
+    import subprocess
+    import threading
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    if SparkContext._active_spark_context is not None:
+        return
+    conf = SparkConf().setMaster(master).setAppName(app_name).setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=_forward, args=(gateway.proc.stderr,), daemon=True,
+                     name="spark-jvm-stderr").start()
+    SparkContext(conf=conf, gateway=gateway)
+
+
 def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: bool = False, conf: dict | None = None):
     """A Spark session on ``master`` (``local[2]``, ``spark://host:7077``, ``yarn``; None: the
     one spark-submit configured, else ``local[*]``) whose
@@ -216,8 +244,11 @@ def spark_session(master: str | None = None, *, app_name: str = "bnpdist", ui: b
         settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
                          "spark.driver.memory": LOCAL_HEAP})
     builder = SparkSession.builder.master(master).appName(app_name)
-    for k, v in {**{k: v for k, v in settings.items() if not given.contains(k)}, **(conf or {})}.items():
+    chosen = {**{k: v for k, v in settings.items() if not given.contains(k)}, **(conf or {})}
+    for k, v in chosen.items():
         builder = builder.config(k, v)
+    if not submitted:
+        _start_context(master, app_name, chosen)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
