@@ -789,27 +789,23 @@ def subcluster_passes(est, X, seed: int = 0) -> dict[str, float]:
 def subcluster_benchmark(blobs=BLOBS, seed: int = 0) -> list[Row]:
     """The sub-cluster sampler with every default (``BNPMixture(algorithm="subcluster")``: the
     "auto" search, sweeps until its chain is stationary, in process) against scikit-learn's
-    BayesianGaussianMixture as the quality league peers it (DP weights, 25 full-covariance
-    components, its defaults otherwise; the league sits above this layer, so its peer is not
-    imported) on ``make_blobs(n, d, centres)`` for each of
+    BayesianGaussianMixture as the quality league plays it (DP weights,
+    :func:`~bnpdist.peers.bgm_labels`) on ``make_blobs(n, d, centres)`` for each of
     ``blobs``, in the same run: process CPU and wall seconds, NMI to the true labels and K of
     each, the sweeps the rule ran, BGM's CPU seconds over ours (issue 17's target: ≥ 20× at
     equal NMI); then the sampler's row passes (:func:`subcluster_passes`) against the bound of
     a row kernel, X·W at the fitted K (:func:`_dense_xw`), on the same rows."""
     from sklearn.datasets import make_blobs
     from sklearn.metrics import normalized_mutual_info_score as nmi
-    from sklearn.mixture import BayesianGaussianMixture
     from .mixture import BNPMixture
-    bgm_labels = lambda X: BayesianGaussianMixture(
-        n_components=25, covariance_type="full", weight_concentration_prior_type="dirichlet_process",
-        random_state=seed).fit_predict(X)
+    from .peers import bgm_labels
     fit = lambda X: BNPMixture(algorithm="subcluster", random_state=seed).fit(X)
     rows = []
     for n, d, centres in blobs:
         X, y = make_blobs(n, d, centers=centres, random_state=seed)
         fit(X[:300])                          # load / compile the kernels outside the timing
         t0 = _clock()
-        peer = bgm_labels(X)
+        peer = bgm_labels(X, seed, "dirichlet_process")
         bgm = _since(t0)
         t0 = _clock()
         est = fit(X)

@@ -28,7 +28,7 @@ from sklearn.metrics import normalized_mutual_info_score as nmi
 
 from bnpdist import BNPMixture
 from bnpdist.algorithms.evidence import bound, e_step_terms, partition_log_joint
-from bnpdist.league.peers import bgm_labels
+from bnpdist.peers import bgm_labels
 from bnpdist.league.sets import SETS
 from bnpdist.obs import Gaussian
 from bnpdist.obs.base import DataSummary

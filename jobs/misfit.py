@@ -58,7 +58,7 @@ from sklearn.preprocessing import PowerTransformer
 
 from bnpdist.algorithms.evidence import TIE_NATS, partition_log_joint
 from bnpdist.league.bnpy_peer import bnpy_labels, missing
-from bnpdist.league.peers import bgm_labels
+from bnpdist.peers import bgm_labels
 from bnpdist.league.sets import SETS
 from bnpdist.metrics import nmi
 from bnpdist.mixture import BNPMixture

@@ -34,7 +34,9 @@ from __future__ import annotations
 import functools
 import operator
 import os
+import subprocess
 import sys
+import threading
 import uuid
 import weakref
 from collections.abc import Callable
@@ -205,9 +207,6 @@ def _forward(stream) -> None:
 def _start_context(master: str, app_name: str, settings: dict) -> None:
     """Start the driver's JVM and its SparkContext (none active yet) with the JVM's stderr
     forwarded by :func:`_forward`; the session builder then takes this context."""
-    import subprocess
-    import threading
-
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     if SparkContext._active_spark_context is not None:

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from ..mixture import ALGORITHMS, SAMPLERS
-from .peers import bgm_labels, bgm_n10_labels, gmm_bic_labels, kmeans_labels, lda_labels, tfidf_kmeans_labels
+from ..peers import bgm_labels, bgm_n10_labels, gmm_bic_labels, kmeans_labels, lda_labels, tfidf_kmeans_labels
 from .sets import LabelledSet
 
 #: the league's stream row: partial_fit over this many consecutive batches

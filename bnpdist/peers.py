@@ -1,4 +1,5 @@
-"""scikit-learn peers and references of the league, each ``(...) -> labels``.
+"""scikit-learn peers and references, each ``(...) -> labels``: the league plays them and the
+benchmarks run them beside bnpdist.
 
 - :func:`bgm_labels` — ``BayesianGaussianMixture(n_components=25, covariance_type="full")``,
   scikit-learn's defaults otherwise, with DP or finite Dirichlet weights.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.blocks import CSRBlock
+from .data.blocks import CSRBlock
 
 #: components of the BayesianGaussianMixture peers
 BGM_COMPONENTS = 25
