@@ -12,7 +12,8 @@ The streams in use: partition ``i`` of pass ``p`` (ADF/EP row orders, subsamplin
 sub-cluster, per-partition Gibbs, annealing and DDPM sweep tasks) ``partition_seed(seed, p, i)``;
 the marked DDPM's augmentation draws ``partition_seed(seed, p, i, 0)``; the one-block DDPM's and
 the iHMM's z sweep ``s`` of partition ``i`` ``partition_seed(seed, s, i, 0)`` and their initial urn
-pass ``partition_seed(seed, 0, i, 1)``; every driver's own draws :func:`driver_rng`.
+pass ``partition_seed(seed, 0, i, 1)``; the moves' restricted Gibbs scan ``t`` of split round ``r``
+``partition_seed(seed, r, i, t)``; every driver's own draws :func:`driver_rng`.
 """
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ def partition_seed(seed: int, pass_id: int, part: int, *sub: int) -> np.random.S
     """The seed sequence of partition ``part`` in pass ``pass_id`` of a run seeded by ``seed``
     (with ``sub``: its child node ``sub``, e.g. the DDPM's z sweep and initial urn pass)."""
     return np.random.SeedSequence(entropy=seed, spawn_key=(int(pass_id), int(part), *map(int, sub)))
+
+
+def child_seed(seq: np.random.SeedSequence, *sub: int) -> np.random.SeedSequence:
+    """The child node ``sub`` of a task's :func:`partition_seed` ``seq``: ``partition_seed(seed,
+    p, i, *sub)`` where ``seq`` is ``partition_seed(seed, p, i)``."""
+    return np.random.SeedSequence(entropy=seq.entropy, spawn_key=(*seq.spawn_key, *map(int, sub)))
 
 
 def partition_rng(seed: int, pass_id: int, part: int, *sub: int) -> np.random.Generator:

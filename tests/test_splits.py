@@ -1,6 +1,6 @@
 """Split moves after EP (bnpdist/algorithms/splits.py): a cut is kept only where the log joint
 rises, and the default fit then finds blobs that EP alone had merged; refined cuts (other
-principal axes, restricted sweeps) find groups that the principal axis cuts across."""
+principal axes, anchor rows, restricted Gibbs scans) find groups that the principal axis cuts across."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -85,20 +85,19 @@ def test_refined_cuts_find_groups_that_the_principal_axis_cuts_across():
 
 
 def test_refined_splits_reach_a_partition_the_principal_cuts_do_not(tmp_path, monkeypatch):
-    """The league's digits-pca20, seed 0, at the search's θ (its neighbours not fitted): with the
-    principal cuts the fit ends at K 26, NMI 0.826; the refined cuts reach K 19, NMI 0.834 at a log
-    joint 24 nats higher.  (Before EP warm inside the moves stage lost its merge step: K 16, NMI
-    0.801 against K 18, 0.820, +446 nats.)  ``obs=Gaussian()``: the cuts act on the Gaussian fit,
+    """The league's digits-pca20, seed 0, at the search's θ (its neighbours not fitted): the refined
+    cuts (restricted Gibbs scans) reach another partition than the principal cuts, at a log joint
+    253 nats higher (K 26 both; NMI 0.822 against 0.826).  (With the refined cuts' scans of all rows
+    at once: K 19 against 26, +24 nats.)  ``obs=Gaussian()``: the cuts act on the Gaussian fit,
     which with ``obs`` unset Student-t clusters then replace here."""
     monkeypatch.setattr(hyper, "_neighbours", lambda s, pos: [])
     data = SETS["digits-pca20"].load(0)
-    X, y = data.X, data.labels
+    X = data.X
     default = BNPMixture(obs=Gaussian(), random_state=0).fit(X)
     refined = BNPMixture(obs=Gaussian(), random_state=0, splits="refined").fit(X)
-    nmi = lambda m: normalized_mutual_info_score(y, m.labels_)
-    assert nmi(refined) > nmi(default) + 0.005 and len(np.unique(refined.labels_)) != len(np.unique(default.labels_))
+    assert not np.array_equal(refined.labels_, default.labels_)
     lj = lambda m: partition_log_joint(m.obs_, m.prior_, X, m.labels_)
-    assert refined.hyper_search_["chosen"] == default.hyper_search_["chosen"] and lj(refined) > lj(default) + 20
+    assert refined.hyper_search_["chosen"] == default.hyper_search_["chosen"] and lj(refined) > lj(default) + 100
     refined.save(tmp_path / "m")
     assert BNPMixture.load(tmp_path / "m").splits == "refined"
 
@@ -120,8 +119,9 @@ def _binary_groups(seed=0, n=200, d=12):
 def test_a_bernoulli_cluster_of_two_groups_is_cut_alike_on_one_or_three_partitions(monkeypatch, full_axes_max_d):
     """A Bernoulli cluster holding two groups is cut through its rows' mean (the principal axes of
     their empirical covariance, or above FULL_AXES_MAX_D columns its most variable columns) into
-    the two groups, at a higher log joint; the statistics of 0/1 rows are integers, so one and
-    three partitions give the same cut to the bit, on the in-process engine and on Dask."""
+    the two groups, at a higher log joint, on one and three partitions; the statistics of 0/1 rows
+    are integers and the scans' draws are seeded per partition, so three partitions give the same
+    cut to the bit on the in-process engine and on Dask."""
     monkeypatch.setattr(splits, "FULL_AXES_MAX_D", full_axes_max_d)
     X = _binary_groups()
     family, prior = Bernoulli(a=1.0, b=1.0).resolve(DataSummary(len(X), X.shape[1], "dense")), DP(1.0)
@@ -134,12 +134,12 @@ def test_a_bernoulli_cluster_of_two_groups_is_cut_alike_on_one_or_three_partitio
             data = engine.partitions(X, n_partitions=P)
             cuts.append(splits.split_clusters(engine, data, family, prior, stats, engine.labels(data, labels),
                                               "refined")[1])
-    cut = cuts[0]
-    assert cut is not None and cut.K == 2
-    assert all(np.array_equal(cut[k], other[k]) for other in cuts[1:] for k in cut.arrays)
-    assert sorted(cut.n) == [200, 200] and np.array_equal(cut["s1"].sum(0), stats["s1"][0])
+    assert all(np.array_equal(cuts[1][k], cuts[2][k]) for k in cuts[1].arrays)
     lj = lambda s: family.log_marginal(s).sum() + prior.log_eppf(s.n)
-    assert lj(cut) > lj(stats) + splits.TIE_NATS
+    for cut in cuts[:2]:
+        assert cut is not None and cut.K == 2
+        assert sorted(cut.n) == [200, 200] and np.array_equal(cut["s1"].sum(0), stats["s1"][0])
+        assert lj(cut) > lj(stats) + splits.TIE_NATS
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -180,7 +180,8 @@ def test_every_family_is_cut_into_its_two_groups_and_one_group_is_not(kind):
     two anchor rows as well as the axes: a diagonal Gaussian cluster of two groups shifted by 1.5
     sd on half the columns, and a Multinomial cluster of documents from two topics (counts: the
     anchors are the only start), are cut into their groups on one and three partitions alike; a
-    cluster of one group is not cut."""
+    cluster of one group is not cut.  (The restricted scans of three partitions each move their own
+    rows: the same groups, not the same draws as one partition's.)"""
     if kind == "diag":
         X, one = _shifted(), _shifted(shift=0.0)
         family = _family(X, "diag")
@@ -195,19 +196,49 @@ def test_every_family_is_cut_into_its_two_groups_and_one_group_is_not(kind):
         data = engine.partitions(X, n_partitions=P)
         cuts.append(splits.split_clusters(engine, data, family, DP(1.0), stats, engine.labels(data, labels),
                                           "refined")[1])
-    cut = cuts[0]
-    assert cut is not None and cut.K == 2 and cut.allclose(cuts[1])
     groups = family.stats_hard(X, truth.astype(np.int64), 2)
-    misplaced = np.abs(np.sort(cut.n) - np.sort(groups.n)).max()
-    assert misplaced <= (10 if kind == "diag" else 0)
+    for cut in cuts:
+        assert cut is not None and cut.K == 2
+        misplaced = np.abs(np.sort(cut.n) - np.sort(groups.n)).max()
+        assert misplaced <= (10 if kind == "diag" else 0)
     data = engine.partitions(one, n_partitions=3)
     assert splits.split_clusters(engine, data, family, DP(1.0), family.stats_hard(one, labels, 1),
                                  engine.labels(data, labels), "refined")[1] is None
 
 
+def _short_documents(seed, topics=4, n=150, length=10, V=3000, background=0.6):
+    """``topics`` × ``n`` documents of ``length`` tokens, each topic a Dirichlet(0.05) word
+    distribution mixed with a shared one at weight ``background``; the corpus-base Multinomial at
+    β = 64·length."""
+    rng = np.random.default_rng(seed)
+    p = background * rng.dirichlet(np.full(V, 0.05)) + (1 - background) * rng.dirichlet(np.full(V, 0.05), topics)
+    C = np.array([rng.multinomial(length, p[t]) for t in np.repeat(np.arange(topics), n)], dtype=float)
+    summary = DataSummary(len(C), V, "csr", C.sum(0) / C.sum(), mean_length=float(length))
+    return sp.csr_matrix(C), Multinomial(beta=64.0 * length, base="corpus").resolve(summary)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_cluster_of_short_documents_is_cut_between_its_topics(seed):
+    """One cluster of four topics' 10-token documents (a strong shared background): the restricted
+    Gibbs scans, row by row, cut it two topics against two (300 ± 40 documents a half) at a higher
+    log joint, on one and three partitions.  Moving every row at once to its likelier half under
+    the anchors' halves kept no cut on any of these seeds."""
+    X, family = _short_documents(seed)
+    labels = np.zeros(X.shape[0], dtype=np.int64)
+    stats, prior = family.stats_hard(X, labels, 1), DP(1.0)
+    lj = lambda s: family.log_marginal(s).sum() + prior.log_eppf(s.n)
+    engine = LocalEngine()
+    for P in (1, 3):
+        data = engine.partitions(X, n_partitions=P)
+        cut = splits.split_clusters(engine, data, family, prior, stats, engine.labels(data, labels), "refined",
+                                    seed=seed)[1]
+        assert cut is not None and cut.K == 2 and np.abs(cut.n - 300).max() <= 40
+        assert lj(cut) > lj(stats) + splits.TIE_NATS
+
+
 @pytest.mark.parametrize("kind", ["dense", "csr"])
 def test_a_row_is_scored_under_its_own_clusters_halves_as_under_all_of_them(kind):
-    """The restricted sweeps score each row under its own cluster's halves only (clusters in
+    """The anchors' halves score each row under its own cluster's halves only (clusters in
     batches): the same numbers as the full (n, K) predictive's columns of those halves."""
     rng = np.random.default_rng(1)
     if kind == "dense":

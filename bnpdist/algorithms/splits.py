@@ -19,10 +19,15 @@ The cuts (:data:`CUTS`, chosen by :func:`cuts_for`):
 * "refined" (every other family, and ``BNPMixture(splits="refined")``): on dense data the
   hyperplanes across the three leading principal axes (a family without a posterior covariance:
   of its rows' empirical covariance, :func:`cut_axes`), and for every family and kind of data
-  the two anchor rows of :func:`anchor_halves` (the only start on counts); each start refined by
-  up to ten restricted sweeps (every row of the cluster moves to the half h of larger
-  log n_h + log f_h(x) under the halves' current statistics: the restricted Gibbs step of Chang
-  & Fisher 2013 at its mode, a 2-means under the predictive) and the cut of largest gain kept.
+  the two anchor rows of :func:`anchors` (the only start on counts); each start refined by ten
+  restricted Gibbs scans (Jain & Neal 2004): row by row, a row leaves its half and joins half h
+  with probability ∝ n_h f_h(x) under the halves' statistics without it
+  (:func:`~bnpdist.kernels.restricted.restricted_scan`, the split–merge sampler's kernel), and
+  the cut of largest gain kept.  A row sees where the rows before it in the scan went: moving
+  every row at once to its likelier half under the start's statistics leaves the two halves of
+  a cluster of short documents as alike as they started, where scans row by row separate its
+  topics (docs/QUALITY.md).  Each partition scans its own rows, the other partitions' rows held
+  at the start's halves.
   A cluster that lumps several groups is seldom halved well by the principal axis of their
   pooled covariance; under a full-covariance Gaussian the refined cuts can over-split where the
   principal cut does not (docs/QUALITY.md).  Under a diagonal Gaussian, a cluster whose
@@ -36,7 +41,11 @@ from functools import reduce
 import numpy as np
 
 from ..data.blocks import take_rows
+from ..kernels.ddpm import bind
+from ..kernels.gibbs import kernel_block
+from ..kernels.restricted import restricted_scan
 from ..obs.base import SuffStats
+from ..seeds import child_seed
 from .evidence import TIE_NATS
 from ..obs.gaussian import is_floored
 
@@ -45,8 +54,8 @@ SPLIT_ROUNDS = 3
 #: ... another family's, at most: each round at most doubles K, and its ADF pass may leave one
 #: cluster, so reaching K clusters takes at least log2 K rounds
 SPLIT_ROUNDS_OTHER = 10
-#: split cuts by name: (leading principal axes a cut is tried across, restricted sweeps refining
-#: each); "principal" is the single cut of an unfloored fit
+#: split cuts by name: (leading principal axes a cut is tried across, restricted Gibbs scans
+#: refining each); "principal" is the single cut of an unfloored fit
 CUTS = {"principal": (1, 0), "refined": (3, 10)}
 #: ``BNPMixture(splits=AUTO)`` (the default): :func:`cuts_for`
 AUTO = "auto"
@@ -130,16 +139,26 @@ def cut_axes(engine, data, family, stats: SuffStats, labels, n_axes: int):
     return centre, axes
 
 
+def _axis_sides(X: np.ndarray, labels: np.ndarray, centre: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """(A, n): the side of each row of cluster k of the hyperplane through ``centre[k]`` normal to
+    ``axis[a, k]`` (``axis`` (A, K, d))."""
+    return np.stack([np.einsum("ij,ij->i", X - centre[labels], axis[a, labels]) > 0
+                     for a in range(axis.shape[0])]).astype(np.int64)
+
+
+def _halves_of(block, family, labels: np.ndarray, sides: np.ndarray, K: int) -> SuffStats:
+    """Hard statistics of the halves of each cluster k for each start a of ``sides`` (A, n):
+    halves 2(aK + k) and 2(aK + k) + 1."""
+    return reduce(SuffStats.concat, [family.stats_hard(block, 2 * labels + side, 2 * K) for side in sides])
+
+
 def halves_part(block, seed, labels, family, centre: np.ndarray, axis: np.ndarray) -> SuffStats:
     """Hard statistics of the halves of each cluster k in one partition for each start a: its rows
     on either side of the hyperplane through ``centre[k]`` normal to ``axis[a, k]`` (``axis``
     (A, K, d); halves 2(aK + k) and 2(aK + k) + 1)."""
     X = np.asarray(block, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
-    A, K = axis.shape[:2]
-    parts = [family.stats_hard(X, 2 * labels + (np.einsum("ij,ij->i", X - centre[labels], axis[a, labels]) > 0),
-                               2 * K) for a in range(A)]
-    return reduce(SuffStats.concat, parts)
+    return _halves_of(X, family, labels, _axis_sides(X, labels, centre, axis), axis.shape[1])
 
 
 def _own_predictive(block, labels: np.ndarray, family, stats: SuffStats, cols: np.ndarray) -> np.ndarray:
@@ -186,74 +205,101 @@ def _least(a: tuple, b: tuple) -> tuple:
     return np.where(later, b[0], a[0]), a[1].scale(~later) + b[1].scale(later)
 
 
-def _anchor_halves_part(block, seed, labels, family, anchors: SuffStats) -> SuffStats:
-    """Hard statistics of the halves of each cluster k (2k, 2k + 1) in one partition: each row
-    goes to the anchor of k (``anchors`` 2k, 2k + 1) under whose one-row posterior it is likelier."""
-    labels = np.asarray(labels, dtype=np.int64)
+def _anchor_sides(block, labels: np.ndarray, family, anchors: SuffStats) -> np.ndarray:
+    """(1, n): each row of cluster k goes to the anchor of k (``anchors`` 2k, 2k + 1) under whose
+    one-row posterior it is likelier."""
     lp = _own_predictive(block, labels, family, anchors, 2 * np.arange(anchors.K // 2)[:, None] + np.arange(2))
-    return family.stats_hard(block, 2 * labels + (lp[:, 1] > lp[:, 0]), anchors.K)
+    return (lp[:, 1] > lp[:, 0]).astype(np.int64)[None, :]
 
 
-def anchor_halves(engine, data, family, stats: SuffStats, labels) -> SuffStats:
-    """Halves (2k, 2k + 1) of each of ``stats``' K clusters around two anchor rows, for any family
-    and any data (dense or counts): a farthest-point traversal under the model (Gonzalez 1985;
-    the two-anchor launch of Jain & Neal 2004's split–merge proposal).  a₀ is the row of k most
-    typical of it (largest log f_k(x) − log f_0(x)); a₁ the row of k that a₀ explains worst
-    relative to its cluster (smallest log f(x | a₀) − log f_k(x)), a₂ likewise of a₁; each row
-    then goes to the likelier of a₁ and a₂.  Three map/reduces of one score and one row's
-    statistics per cluster, and one of the halves."""
+def anchors(engine, data, family, stats: SuffStats, labels) -> SuffStats:
+    """Two anchor rows (2k, 2k + 1) of each of ``stats``' K clusters, for any family and any data
+    (dense or counts): a farthest-point traversal under the model (Gonzalez 1985; the two-anchor
+    launch of Jain & Neal 2004's split–merge proposal).  a₀ is the row of k most typical of it
+    (largest log f_k(x) − log f_0(x)); a₁ the row of k that a₀ explains worst relative to its
+    cluster (smallest log f(x | a₀) − log f_k(x)), a₂ likewise of a₁.  Three map/reduces of one
+    score and one row's statistics per cluster."""
     def farthest(ref, base, key):
         return engine.reduce(engine.map(_extreme_part, data, labels, family, ref, base, key=key), _least)[1]
     a0 = farthest(stats, None, "split-anchor-0")
     a1 = farthest(a0, stats, "split-anchor-1")
     a2 = farthest(a1, stats, "split-anchor-2")
-    anchors = a1.concat(a2).take(np.arange(2 * stats.K).reshape(2, -1).T.ravel())
-    return engine.reduce(engine.map(_anchor_halves_part, data, labels, family, anchors, key="split-anchor-halves"))
+    return a1.concat(a2).take(np.arange(2 * stats.K).reshape(2, -1).T.ravel())
 
 
-def _refine_part(block, seed, labels, family, halves: SuffStats, K: int) -> SuffStats:
-    """Hard statistics of the halves (as :func:`halves_part`, ``K`` clusters) after one restricted
-    sweep: for each start, each row of cluster k moves to the half h of its pair of larger
-    log n_h + log f_h(x) under the halves' statistics (the restricted Gibbs step of Chang &
-    Fisher 2013 at its mode)."""
+def _start_sides(block, labels: np.ndarray, family, starts: tuple) -> np.ndarray:
+    """(A, n): each row's half in each start of ``starts`` = ((centre, axis) of the cuts across
+    axes, or None; the anchors of :func:`anchors`)."""
+    axes, anchor = starts
+    sides = [_anchor_sides(block, labels, family, anchor)]
+    if axes is not None:
+        sides.insert(0, _axis_sides(np.asarray(block, dtype=np.float64), labels, *axes))
+    return np.concatenate(sides)
+
+
+def _starts_part(block, seed, labels, family, starts: tuple, K: int) -> tuple[np.ndarray, SuffStats]:
+    """(each row's half in each start (A, n), the hard statistics of the halves of each cluster k
+    in one partition for each start, as :func:`halves_part`)."""
     labels = np.asarray(labels, dtype=np.int64)
-    with np.errstate(divide="ignore"):
-        logn = np.log(halves.n)
-    K2 = 2 * K
-    A = halves.K // K2
-    cols = (np.arange(A)[None, :, None] * K2 + 2 * np.arange(K)[:, None, None] + np.arange(2)).reshape(K, 2 * A)
-    lp = _own_predictive(block, labels, family, halves, cols) + logn[cols[labels]]
-    return reduce(SuffStats.concat, [family.stats_hard(block, 2 * labels + (lp[:, 2 * a + 1] > lp[:, 2 * a]), K2)
-                                     for a in range(A)])
+    sides = _start_sides(block, labels, family, starts)
+    return sides, _halves_of(block, family, labels, sides, K)
 
 
-def _same(a: SuffStats, b: SuffStats) -> bool:
-    """Equal statistics (a refinement sweep at its fixed point)."""
-    return all(np.array_equal(a[k], b[k]) for k in a.arrays)
+def _scan_part(block, seed, labels, family, sides: np.ndarray, halves: SuffStats, K: int,
+               scan: int) -> tuple[np.ndarray, SuffStats]:
+    """(sides, statistics) as :func:`_starts_part` after restricted Gibbs scan ``scan`` of this
+    partition's rows of each cluster k in each start, between that start's two halves of k
+    (``halves``: every partition's rows where the last scan left them), this partition's rows
+    moved as the scan goes (Jain & Neal 2004; :func:`~bnpdist.kernels.restricted.restricted_scan`);
+    its draws from ``partition_seed(seed, round, i, scan)``."""
+    labels = np.asarray(labels, dtype=np.int64)
+    sides = np.array(sides)
+    rng = np.random.default_rng(child_seed(seed, scan))
+    blk, hyper, out = kernel_block(block), family.kernel_hyper(), np.empty(3)
+    for a, side in enumerate(sides):
+        for k, rows in _row_groups(labels):
+            pair = halves.take([2 * (a * K + k), 2 * (a * K + k) + 1])
+            if pair.n.min() < 1:        # a start with an empty half: no second half to move to
+                continue
+            counts = np.rint(pair.n).astype(np.int64)
+            state, part = family.kernel_state(pair, 3), side[rows]
+            bind(restricted_scan, family.row_kernels, blk, hyper, state, rows, part, part, counts, False,
+                 rng, out)(rows, part, part, counts, False, rng, out)
+            side[rows] = part
+    return sides, _halves_of(block, family, labels, sides, K)
 
 
-def split_clusters(engine, data, family, prior, stats: SuffStats, labels,
-                   cuts: str = "principal") -> tuple[SuffStats, SuffStats | None]:
+def _sides_of(result):
+    return result[0]
+
+
+def _stats_of(result):
+    return result[1]
+
+
+def split_clusters(engine, data, family, prior, stats: SuffStats, labels, cuts: str = "principal",
+                   seed: int = 0, round: int = 0) -> tuple[SuffStats, SuffStats | None]:
     """(the hard statistics of the partition ``labels`` (a labels DistData over ``stats``' K
     clusters), the same with every kept cut or None when no cut is kept).  ``cuts`` (a name in
     :data:`CUTS`): the starts are the hyperplanes across the leading axes (dense data), and for
-    "refined" also the two anchor rows of :func:`anchor_halves` (every family, the only start on
-    counts), each refined by the restricted sweeps; each cluster's best start is its cut."""
-    n_axes, sweeps = CUTS[cuts]
+    "refined" also the two anchor rows of :func:`anchors` (every family, the only start on
+    counts), each refined by the restricted Gibbs scans (partition i's draws seeded by
+    ``partition_seed(seed, round, i, t)`` in scan t, :mod:`bnpdist.seeds`); each cluster's best start is its cut."""
+    n_axes, scans = CUTS[cuts]
     K = stats.K
-    starts = []
-    if data.kind != "csr":
-        centre, axis = cut_axes(engine, data, family, stats, labels, n_axes)
-        starts.append(engine.reduce(engine.map(halves_part, data, labels, family, centre, axis, key="split-halves")))
-    if sweeps:
-        starts.append(anchor_halves(engine, data, family, stats, labels))
-    halves = reduce(SuffStats.concat, starts)
+    axes = cut_axes(engine, data, family, stats, labels, n_axes) if data.kind != "csr" else None
+    if scans:
+        starts = (axes, anchors(engine, data, family, stats, labels))
+        parts = engine.map(_starts_part, data, labels, family, starts, K, key="split-starts")
+        halves = engine.reduce(engine.select(parts, _stats_of))
+        for scan in range(scans):
+            sides = engine.per_partition(data, engine.select(parts, _sides_of))
+            parts = engine.map(_scan_part, data, labels, family, sides, halves, K, scan, seed=seed,
+                               pass_id=round, key="split-scan")
+            halves = engine.reduce(engine.select(parts, _stats_of))
+    else:
+        halves = engine.reduce(engine.map(halves_part, data, labels, family, *axes, key="split-halves"))
     A = halves.K // (2 * K)
-    for _ in range(sweeps):
-        new = engine.reduce(engine.map(_refine_part, data, labels, family, halves, K, key="split-refine"))
-        if _same(new, halves):
-            break
-        halves = new
     whole = halves.take(np.arange(0, 2 * K, 2)) + halves.take(np.arange(1, 2 * K, 2))
     gains = (family.log_marginal(halves).reshape(A, K, 2).sum(axis=2) - family.log_marginal(whole))
     best = np.argmax(gains, axis=0)                         # each cluster's best start (first of ties)

@@ -7,7 +7,7 @@ a move, taken only by the rule above (one home for the rule; EP's merge step is 
 soft gains at threshold 0, Tank et al. 2015, which the log joint never checked).
 
 1. **Split and merge rounds**, for every family: each cluster is cut (:mod:`bnpdist.algorithms.splits`:
-   its principal cut, or two anchor rows refined by restricted sweeps, Chang & Fisher 2013;
+   its principal cut, or two anchor rows refined by restricted Gibbs scans,
    Jain & Neal 2004) where the cut raises the log joint, then pairs of clusters are pooled
    (:mod:`bnpdist.algorithms.merges`) where that does, then EP warm; until a round changes
    nothing, for at most :func:`~bnpdist.algorithms.splits.split_rounds` rounds.
@@ -55,10 +55,10 @@ def warm_ep(est, s, stats):
 def split_merge(est, s):
     """Rounds of cuts and merges of the hard partition, each followed by EP warm from it."""
     last = s.snap
-    for _ in range(split_rounds(s.family)):
+    for round in range(split_rounds(s.family)):
         labels = hard_labels(est, s)
         hard, cut = split_clusters(s.engine, s.data, s.family, s.prior, est.stats_, labels,
-                                   cuts_for(est.splits, s.family))
+                                   cuts_for(est.splits, s.family), s.config.seed, round)
         merged = merge_clusters(s.family, s.prior, hard if cut is None else cut)
         if cut is None and merged is None:
             s.snap, s.labels = last, labels
