@@ -13,7 +13,7 @@ from bnpdist.algorithms import evidence, hyper
 from bnpdist.algorithms.evidence import partition_log_joint
 from bnpdist.algorithms.hyper import free_coordinates
 from bnpdist.metrics import nmi
-from bnpdist.algorithms.stages.neighbours import WALK_PATIENCE, fraction_step
+from bnpdist.algorithms.stages.neighbours import WALK_PATIENCE, walk_step
 from bnpdist.obs import Bernoulli, Gaussian, Multinomial, Polya
 from bnpdist.obs.base import DataSummary
 from bnpdist.priors import DP, HDP, NGGP
@@ -120,7 +120,8 @@ def test_tied_discounts_go_to_the_dp_for_every_family(family):
 def test_neighbours_are_one_step_in_every_family_coordinate():
     """The final fits compared by the bound (the "neighbours" stage) are one grid step from the
     search's choice in each of the family's coordinates, for every family: a log coordinate
-    ×2^±1 inside its range, a two-valued one its other value; not the process, not the Pólya s."""
+    ×2^±1 (c inside its range; β also past the one-pass search's text range, since each neighbour
+    is scored by its own fit), a two-valued one its other value; not the process, not the Pólya s."""
     from bnpdist.obs.multinomial import BASES, S_VALUES
     start = {"obs.base": BASES, "obs.beta": 80.0, "obs.s": S_VALUES, "prior.a": 1.0, "prior.sigma": hyper.SIGMAS}
     s = hyper._Search(_NoEngine(), np.zeros((4, 2)), Multinomial(beta=1.0), DP(1.0), start,
@@ -128,12 +129,29 @@ def test_neighbours_are_one_step_in_every_family_coordinate():
     pos = {"obs.base": 0, "obs.beta": 1, "obs.s": 2, "prior.a": 3, "prior.sigma": 1}
     assert hyper._neighbours(s, pos) == [{**pos, "obs.beta": 0}, {**pos, "obs.beta": 2}, {**pos, "obs.base": 1}]
     lo, hi = hyper.TEXT_RANGES["obs.beta"]
-    assert [p["obs.beta"] for p in hyper._neighbours(s, {**pos, "obs.beta": hi}) if p["obs.base"] == 0] == [hi - 1]
+    assert [p["obs.beta"] for p in hyper._neighbours(s, {**pos, "obs.beta": hi}) if p["obs.base"] == 0] == [hi - 1, hi + 1]
+    assert not s.allowed("obs.beta", hi + 1) and s.allowed("obs.beta", hi + 1, one_pass=False)
     g = hyper._Search(_NoEngine(), np.zeros((4, 2)), Gaussian(), DP(1.0),
                       {"obs.covariance": ("full", "diag"), "obs.cov_fraction": 0.1}, epsilon=None, merge_threshold=0.0)
     at = {"obs.covariance": 0, "obs.cov_fraction": 0}
     assert hyper._neighbours(g, at) == [{**at, "obs.cov_fraction": -1}, {**at, "obs.cov_fraction": 1},
                                         {**at, "obs.covariance": 1}]
+
+
+def test_the_final_fits_walk_in_beta_past_the_one_pass_range():
+    """Six topics of 150 documents of 5–15 tokens over 3,000 words: the search's β (one ADF pass,
+    at the top of its text range) over-splits; the neighbours' fits, each with its split moves,
+    lead by the bound at 2β and the walk goes on to 4β: K 6, AMI 0.959 (the search's β alone:
+    K 12, AMI 0.819)."""
+    from bnpdist.data.drawn import topic_documents
+    from sklearn.metrics import adjusted_mutual_info_score
+    X, y = topic_documents(np.random.default_rng(3), np.random.default_rng(13), vocab=(3000, 3000), k_range=(6, 6),
+                           per_cluster=(150, 150), length=(5, 15))
+    est = BNPMixture(random_state=0).fit(X)
+    rec = est.hyper_search_
+    assert rec["chosen"]["obs.beta"] == pytest.approx(4 * rec["search_choice"]["obs.beta"])
+    assert max(r["bound"] for r in rec["refits"]) == rec["refits"][-3]["bound"]   # 4β, then two fits that do not lead
+    assert est.n_clusters_ <= 8 and adjusted_mutual_info_score(y, est.labels_) > 0.9
 
 
 def test_short_documents_choose_few_clusters_by_the_evidence():
@@ -292,14 +310,17 @@ def test_gaussian_fit_kept_is_the_best_final_fit_of_the_search_neighbours():
     assert all(set(v) == {"obs.cov_fraction"} for v in full["neighbours"])
 
 
-def test_fraction_step_and_the_searched_range_of_c():
-    """The final fits walk on in c only from a neighbour that differs from the search's choice in
-    c alone, inside the range the record states."""
+def test_walk_step_and_the_searched_range_of_c():
+    """The final fits walk on in a log coordinate (c, β) only from a neighbour that differs from
+    the search's choice in it alone, c inside the range the record states."""
     chosen = {"obs.covariance": "full", "obs.cov_fraction": 0.1}
-    assert fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.2}) == 2.0
-    assert fraction_step(chosen, {**chosen, "obs.cov_fraction": 0.05}) == 0.5
-    assert fraction_step(chosen, {**chosen, "obs.covariance": "diag"}) is None
-    assert fraction_step(chosen, chosen) is None
+    assert walk_step(chosen, {**chosen, "obs.cov_fraction": 0.2}) == ("obs.cov_fraction", 2.0)
+    assert walk_step(chosen, {**chosen, "obs.cov_fraction": 0.05}) == ("obs.cov_fraction", 0.5)
+    assert walk_step(chosen, {**chosen, "obs.covariance": "diag"}) is None
+    assert walk_step(chosen, chosen) is None
+    text = {"obs.base": "corpus", "obs.beta": 100.0, "obs.s": 300.0, "prior.a": 16.0}
+    assert walk_step(text, {**text, "obs.beta": 200.0}) == ("obs.beta", 2.0)
+    assert walk_step(text, {**text, "obs.base": "uniform", "obs.beta": 25.0}) is None
     X, _ = make_blobs(300, centers=3, random_state=0)
     rec = BNPMixture(random_state=0).fit(X).hyper_search_
     assert rec["cov_fraction_range"] == [0.01, 0.8]

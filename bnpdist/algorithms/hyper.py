@@ -87,7 +87,7 @@ BURST_BETA = (0, 1, 2)
 #: so the candidate scores as the corpus unigram, which leads every partition ADF reaches; below
 #: its start one document's rare words make clusters of one; and a mass a above 16 is what the
 #: partition prior prefers for a one-pass partition already over-split (docs/HYPERPARAMETERS.md,
-#: "Ranges kept for bag-of-words")
+#: "Ranges kept for bag-of-words"); the neighbours' fits, scored by their own fits, step past them
 TEXT_RANGES = {"obs.beta": (0, 2), "prior.a": (None, 4)}
 #: pass_id of the subsampling map (partition seeds apart from the fitting passes)
 SUBSAMPLE_PASS = 1 << 20
@@ -191,11 +191,11 @@ class _Search:
             out["obs.beta"] /= CORPUS_DOCS   # the uniform base's β starts at one document
         return out
 
-    def allowed(self, name: str, j: int) -> bool:
+    def allowed(self, name: str, j: int, one_pass: bool = True) -> bool:
         """Whether grid position j of a log coordinate is searched (the within-cluster fraction
         stays in [MIN_COV_FRACTION, :func:`~bnpdist.obs.gaussian.max_cov_fraction` of the family's
-        floor and the data summary]; bag-of-words in :data:`TEXT_RANGES`)."""
-        lo, hi = self.ranges.get(name, (None, None))
+        floor and the data summary]; bag-of-words scored by ``one_pass`` in :data:`TEXT_RANGES`)."""
+        lo, hi = self.ranges.get(name, (None, None)) if one_pass else (None, None)
         if (lo is not None and j < lo) or (hi is not None and j > hi):
             return False
         return (name != "obs.cov_fraction"
@@ -263,12 +263,13 @@ def _coordinates(s: _Search, pos: dict, names: list) -> dict:
 
 
 def _neighbours(s: _Search, pos: dict) -> list:
-    """The grid positions one step from the chosen ``pos`` in the family's coordinates, inside
-    the search's range: each log coordinate ×2^±1 (the within-cluster fraction c, β), then the
-    other value of each two-valued one (the covariance structure, the base measure)."""
+    """The grid positions one step from the chosen ``pos`` in the family's coordinates: each log
+    coordinate ×2^±1 (the within-cluster fraction c inside its range, β), then the other value of
+    each two-valued one (the covariance structure, the base measure).  Not bounded by
+    :data:`TEXT_RANGES`: a neighbour is scored by its own fit, not by one ADF pass."""
     obs = [k for k in pos if k.startswith("obs.")]
     out = [{**pos, k: pos[k] + d} for k in obs if not isinstance(s.start[k], tuple)
-           for d in (-1, 1) if s.allowed(k, pos[k] + d)]
+           for d in (-1, 1) if s.allowed(k, pos[k] + d, one_pass=False)]
     return out + [{**pos, k: 1 - pos[k]} for k in obs if isinstance(s.start[k], tuple) and len(s.start[k]) == 2]
 
 

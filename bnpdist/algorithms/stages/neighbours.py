@@ -6,15 +6,19 @@ and 2β, the other covariance structure or base measure) are fitted too, each
 scored by the variational bound of its final state (:func:`~bnpdist.algorithms.evidence.bound`),
 and the best replaces the chosen fit when it leads by more than
 :data:`~bnpdist.algorithms.evidence.TIE_NATS` (type-II maximum likelihood over the fits, with
-Kass & Raftery 1995's tie).  When the kept neighbour differs from the chosen θ in c alone, the
-fits walk on in that direction (×2 or ½, inside the search's range
-``hyper_search_["cov_fraction_range"]``) until :data:`WALK_PATIENCE` fits in a row fail to lead
-the best by more than the tie: the bound need not be monotone in c.  The bound, not the hard
+Kass & Raftery 1995's tie).  When the kept neighbour differs from the chosen θ in one log
+coordinate alone (c or β), the fits walk on in that direction (×2 or ½; c inside the search's
+range ``hyper_search_["cov_fraction_range"]``) until :data:`WALK_PATIENCE` fits in a row fail to
+lead the best by more than the tie: the bound need not be monotone.  β's neighbours and walk
+are not held to the one-pass search's text ranges (:data:`~bnpdist.algorithms.hyper.TEXT_RANGES`):
+above them one ADF pass cannot open a cluster, but each fit here has its split moves.  The bound, not the hard
 log joint: on clusters that share rows the hard partition's prior charges N·H(n_k/N) with
 nothing back, which the bound's entropy gives back.  The record's ``chosen`` becomes the kept
 fit's θ (``search_choice``: the search's) and ``refits`` lists each fit's θ and bound.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ..evidence import TIE_NATS, add_terms, bound
 from ..hyper import build
@@ -30,13 +34,15 @@ def applies(est, s) -> bool:
     return s.resolved is not None and est.algorithm == "ep" and bool((est.hyper_search_ or {}).get("neighbours"))
 
 
-def fraction_step(chosen: dict, kept: dict) -> float | None:
-    """The factor (2 or ½) from the search's ``chosen`` θ to a neighbour ``kept`` that differs
-    from it in the within-cluster fraction c alone; None otherwise."""
-    if kept == chosen or "obs.cov_fraction" not in chosen:
+def walk_step(chosen: dict, kept: dict) -> tuple[str, float] | None:
+    """(the coordinate, the factor 2 or ½) from the search's ``chosen`` θ to a neighbour ``kept``
+    that differs from it in one log coordinate alone (the within-cluster fraction c, β); None
+    otherwise."""
+    moved = [k for k, v in chosen.items() if kept.get(k) != v]
+    if len(moved) != 1 or not all(isinstance(t.get(moved[0]), float) for t in (chosen, kept)):
         return None
-    same = all(kept.get(k) == v for k, v in chosen.items() if k != "obs.cov_fraction")
-    return kept["obs.cov_fraction"] / chosen["obs.cov_fraction"] if same else None
+    factor = kept[moved[0]] / chosen[moved[0]]
+    return (moved[0], factor) if factor in (2.0, 0.5) else None
 
 
 def soft_bound(est, s) -> float:
@@ -68,11 +74,12 @@ def run(est, s):
         yield from refit({**rec["chosen"], **values})
     lead = max(fits[1:], key=lambda f: f[0])
     best = lead if lead[0] > fits[0][0] + TIE_NATS else fits[0]
-    step = fraction_step(rec["chosen"], best[1])
-    lo, hi = rec.get("cov_fraction_range") or (0.0, 0.0)
+    step = walk_step(rec["chosen"], best[1])
+    key, factor = step or (None, None)
+    lo, hi = (rec.get("cov_fraction_range") or (0.0, 0.0)) if key == "obs.cov_fraction" else (0.0, np.inf)
     at, misses = best[1], 0
-    while step is not None and lo * (1 - 1e-9) <= at["obs.cov_fraction"] * step <= hi * (1 + 1e-9):
-        at = {**at, "obs.cov_fraction": at["obs.cov_fraction"] * step}
+    while step is not None and lo * (1 - 1e-9) <= at[key] * factor <= hi * (1 + 1e-9):
+        at = {**at, key: at[key] * factor}
         nxt = yield from refit(at)
         if nxt[0] > best[0] + TIE_NATS:
             best, misses = nxt, 0
