@@ -120,8 +120,9 @@ def test_tied_discounts_go_to_the_dp_for_every_family(family):
 def test_neighbours_are_one_step_in_every_family_coordinate():
     """The final fits compared by the bound (the "neighbours" stage) are one grid step from the
     search's choice in each of the family's coordinates, for every family: a log coordinate
-    ×2^±1 (c inside its range; β also past the one-pass search's text range, since each neighbour
-    is scored by its own fit), a two-valued one its other value; not the process, not the Pólya s."""
+    ×2^±1 (c inside its range; β above its floor and also past the one-pass search's cap, since
+    each neighbour is scored by its own fit), a two-valued one its other value; not the process,
+    not the Pólya s."""
     from bnpdist.obs.multinomial import BASES, S_VALUES
     start = {"obs.base": BASES, "obs.beta": 80.0, "obs.s": S_VALUES, "prior.a": 1.0, "prior.sigma": hyper.SIGMAS}
     s = hyper._Search(_NoEngine(), np.zeros((4, 2)), Multinomial(beta=1.0), DP(1.0), start,
@@ -131,6 +132,7 @@ def test_neighbours_are_one_step_in_every_family_coordinate():
     lo, hi = hyper.TEXT_RANGES["obs.beta"]
     assert [p["obs.beta"] for p in hyper._neighbours(s, {**pos, "obs.beta": hi}) if p["obs.base"] == 0] == [hi - 1, hi + 1]
     assert not s.allowed("obs.beta", hi + 1) and s.allowed("obs.beta", hi + 1, one_pass=False)
+    assert [p["obs.beta"] for p in hyper._neighbours(s, {**pos, "obs.beta": lo}) if p["obs.base"] == 0] == [lo + 1]
     g = hyper._Search(_NoEngine(), np.zeros((4, 2)), Gaussian(), DP(1.0),
                       {"obs.covariance": ("full", "diag"), "obs.cov_fraction": 0.1}, epsilon=None, merge_threshold=0.0)
     at = {"obs.covariance": 0, "obs.cov_fraction": 0}

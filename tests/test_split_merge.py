@@ -183,9 +183,10 @@ def test_restricted_scan_matches_a_numpy_reference(family):
         state = fam.kernel_state(fam.stats_hard(take_rows(X, rows), half, 2), 3)
         side, counts = start.copy(), np.bincount(half, minlength=2).astype(np.int64)
         blk, out = kernel_block(X), np.empty(3)
+        u = np.random.default_rng(0).random(3)
         scan = bind(restricted_scan, fam.row_kernels, blk, fam.kernel_hyper(), state, S, side, target, counts,
-                    forced, np.random.default_rng(0), out)
-        logq = scan(S, side, target, counts, forced, np.random.default_rng(0), out)
+                    forced, u, out)
+        logq = scan(S, side, target, counts, forced, u, out)
         if forced:
             np.testing.assert_array_equal(side, target)
         want, cur = 0.0, half.copy()
@@ -197,3 +198,11 @@ def test_restricted_scan_matches_a_numpy_reference(family):
             want += lp[side[t]] - np.logaddexp(lp[0], lp[1])
         np.testing.assert_allclose(logq, want, rtol=1e-9)
         np.testing.assert_array_equal(counts, np.bincount(cur, minlength=2))
+        if not forced:      # each row drawn by its uniform: half 0 where u_t < q_t(0)
+            cur = half.copy()
+            for t in range(3):
+                others = np.delete(np.arange(5), 2 + t)
+                stats = fam.stats_hard(take_rows(X, rows[others]), cur[others], 2)
+                lp = fam.log_predictive(take_rows(X, rows[[2 + t]]), stats)[0] + np.log(stats.n)
+                cur[2 + t] = 0 if u[t] < np.exp(lp[0] - np.logaddexp(lp[0], lp[1])) else 1
+            np.testing.assert_array_equal(side, cur[2:])

@@ -82,12 +82,13 @@ TAU = 1.0
 #: is tried with β·4^k for k in BURST_BETA
 BURST_BETA = (0, 1, 2)
 #: bag-of-words with the family free: grid positions allowed (log2 steps from the start; None:
-#: unbounded).  They bound where the one-pass score is not the evidence of θ: above ×4 of β's
+#: unbounded).  The caps bound where the one-pass score is not the evidence of θ: above ×4 of β's
 #: start ADF cannot open a second cluster (a new one predicts a document as the open one does),
 #: so the candidate scores as the corpus unigram, which leads every partition ADF reaches; below
 #: its start one document's rare words make clusters of one; and a mass a above 16 is what the
 #: partition prior prefers for a one-pass partition already over-split (docs/HYPERPARAMETERS.md,
-#: "Ranges kept for bag-of-words"); the neighbours' fits, scored by their own fits, step past them
+#: "Ranges kept for bag-of-words"); the neighbours' fits, scored by their own fits, step past the
+#: caps, not below β's floor
 TEXT_RANGES = {"obs.beta": (0, 2), "prior.a": (None, 4)}
 #: pass_id of the subsampling map (partition seeds apart from the fitting passes)
 SUBSAMPLE_PASS = 1 << 20
@@ -194,8 +195,10 @@ class _Search:
     def allowed(self, name: str, j: int, one_pass: bool = True) -> bool:
         """Whether grid position j of a log coordinate is searched (the within-cluster fraction
         stays in [MIN_COV_FRACTION, :func:`~bnpdist.obs.gaussian.max_cov_fraction` of the family's
-        floor and the data summary]; bag-of-words scored by ``one_pass`` in :data:`TEXT_RANGES`)."""
-        lo, hi = self.ranges.get(name, (None, None)) if one_pass else (None, None)
+        floor and the data summary]; bag-of-words in :data:`TEXT_RANGES`, whose caps bind a
+        ``one_pass`` score only)."""
+        lo, hi = self.ranges.get(name, (None, None))
+        hi = hi if one_pass else None
         if (lo is not None and j < lo) or (hi is not None and j > hi):
             return False
         return (name != "obs.cov_fraction"
@@ -264,9 +267,9 @@ def _coordinates(s: _Search, pos: dict, names: list) -> dict:
 
 def _neighbours(s: _Search, pos: dict) -> list:
     """The grid positions one step from the chosen ``pos`` in the family's coordinates: each log
-    coordinate ×2^±1 (the within-cluster fraction c inside its range, β), then the other value of
-    each two-valued one (the covariance structure, the base measure).  Not bounded by
-    :data:`TEXT_RANGES`: a neighbour is scored by its own fit, not by one ADF pass."""
+    coordinate ×2^±1 (the within-cluster fraction c inside its range, β above its floor), then the
+    other value of each two-valued one (the covariance structure, the base measure).  Not bounded
+    by the caps of :data:`TEXT_RANGES`: a neighbour is scored by its own fit, not by one ADF pass."""
     obs = [k for k in pos if k.startswith("obs.")]
     out = [{**pos, k: pos[k] + d} for k in obs if not isinstance(s.start[k], tuple)
            for d in (-1, 1) if s.allowed(k, pos[k] + d, one_pass=False)]
@@ -306,6 +309,8 @@ def search(engine, data, family, prior, free: dict, *, epsilon, merge_threshold,
                   neighbours=[s.values(p) for p in _neighbours(s, pos) if fitted is None],
                   cov_fraction_range=([MIN_COV_FRACTION, s.max_c] if "obs.cov_fraction" in free and fitted is None
                                       else None),
+                  beta_floor=(s.values({**pos, "obs.beta": s.ranges["obs.beta"][0]})["obs.beta"]
+                              if "obs.beta" in s.ranges and fitted is None else None),
                   candidates=[{"values": v, "score": sc} for v, sc in s.tried],
                   seconds=time.perf_counter() - tic, cpu_seconds=time.process_time() - cpu)
     return family, prior, record

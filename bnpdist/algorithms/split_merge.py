@@ -58,6 +58,8 @@ LAUNCH_SCANS = 3
 #: EM steps of a discriminative move's hyperplane proposal, and the smallest SVM margin |1 − y s| in them
 EM_STEPS = 10
 EM_MARGIN = 1e-3
+#: the uniforms of a forced scan (it draws none)
+NO_DRAWS = np.empty(0)
 #: moves a partition makes after each sweep (docs/SAMPLERS.md, "Split–merge moves")
 MOVES = 1
 
@@ -145,11 +147,12 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
         sub = take_rows(block, rows)
         state = family.kernel_state(family.stats_hard(sub, np.concatenate([[0, 1], side]), 2), cap)
         counts = np.array([1 + np.sum(side == 0), 1 + np.sum(side == 1)], dtype=np.int64)
-        scan = bind(restricted_scan, family.row_kernels, blk, hyper, state, S, side, side, counts, False, rng, out)
+        scan = bind(restricted_scan, family.row_kernels, blk, hyper, state, S, side, side, counts, False, NO_DRAWS,
+                    out)
         for _ in range(LAUNCH_SCANS):
-            scan(S, side, side, counts, False, rng, out)
+            scan(S, side, side, counts, False, rng.random(len(S)), out)
         if ci == cj:
-            logq = scan(S, side, side, counts, False, rng, out)
+            logq = scan(S, side, side, counts, False, rng.random(len(S)), out)
             half = np.concatenate([[0, 1], side])
             halves = family.stats_hard(sub, half, 2)
             whole = stats.take([ci])
@@ -157,7 +160,7 @@ def moves(block, family, labels: np.ndarray, stats: SuffStats, prior, U: float, 
             together = np.flatnonzero(labels == ci)
         else:
             target = (labels[S] == cj).astype(np.int64)
-            logq = scan(S, side, target, counts, True, rng, out)
+            logq = scan(S, side, target, counts, True, NO_DRAWS, out)
             halves = stats.take([ci, cj])
             whole = halves.sum()
             parts = [np.flatnonzero(labels == ci), np.flatnonzero(labels == cj)]

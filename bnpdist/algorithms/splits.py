@@ -140,10 +140,10 @@ def cut_axes(engine, data, family, stats: SuffStats, labels, n_axes: int):
 
 
 def _axis_sides(X: np.ndarray, labels: np.ndarray, centre: np.ndarray, axis: np.ndarray) -> np.ndarray:
-    """(A, n): the side of each row of cluster k of the hyperplane through ``centre[k]`` normal to
+    """(A, n) int8: the side of each row of cluster k of the hyperplane through ``centre[k]`` normal to
     ``axis[a, k]`` (``axis`` (A, K, d))."""
     return np.stack([np.einsum("ij,ij->i", X - centre[labels], axis[a, labels]) > 0
-                     for a in range(axis.shape[0])]).astype(np.int64)
+                     for a in range(axis.shape[0])]).astype(np.int8)
 
 
 def _halves_of(block, family, labels: np.ndarray, sides: np.ndarray, K: int) -> SuffStats:
@@ -206,10 +206,10 @@ def _least(a: tuple, b: tuple) -> tuple:
 
 
 def _anchor_sides(block, labels: np.ndarray, family, anchors: SuffStats) -> np.ndarray:
-    """(1, n): each row of cluster k goes to the anchor of k (``anchors`` 2k, 2k + 1) under whose
+    """(1, n) int8: each row of cluster k goes to the anchor of k (``anchors`` 2k, 2k + 1) under whose
     one-row posterior it is likelier."""
     lp = _own_predictive(block, labels, family, anchors, 2 * np.arange(anchors.K // 2)[:, None] + np.arange(2))
-    return (lp[:, 1] > lp[:, 0]).astype(np.int64)[None, :]
+    return (lp[:, 1] > lp[:, 0]).astype(np.int8)[None, :]
 
 
 def anchors(engine, data, family, stats: SuffStats, labels) -> SuffStats:
@@ -262,9 +262,10 @@ def _scan_part(block, seed, labels, family, sides: np.ndarray, halves: SuffStats
             if pair.n.min() < 1:        # a start with an empty half: no second half to move to
                 continue
             counts = np.rint(pair.n).astype(np.int64)
-            state, part = family.kernel_state(pair, 3), side[rows]
+            state, part = family.kernel_state(pair, 3), side[rows].astype(np.int64)
+            u = rng.random(len(rows))
             bind(restricted_scan, family.row_kernels, blk, hyper, state, rows, part, part, counts, False,
-                 rng, out)(rows, part, part, counts, False, rng, out)
+                 u, out)(rows, part, part, counts, False, u, out)
             side[rows] = part
     return sides, _halves_of(block, family, labels, sides, K)
 
@@ -291,12 +292,14 @@ def split_clusters(engine, data, family, prior, stats: SuffStats, labels, cuts: 
     if scans:
         starts = (axes, anchors(engine, data, family, stats, labels))
         parts = engine.map(_starts_part, data, labels, family, starts, K, key="split-starts")
-        halves = engine.reduce(engine.select(parts, _stats_of))
-        for scan in range(scans):
+        for scan in range(scans + 1):
+            halves = engine.reduce(engine.select(parts, _stats_of))
+            if scan == scans:
+                break
             sides = engine.per_partition(data, engine.select(parts, _sides_of))
+            del parts           # each partition's halves are summed: only its rows' sides are kept
             parts = engine.map(_scan_part, data, labels, family, sides, halves, K, scan, seed=seed,
                                pass_id=round, key="split-scan")
-            halves = engine.reduce(engine.select(parts, _stats_of))
     else:
         halves = engine.reduce(engine.map(halves_part, data, labels, family, *axes, key="split-halves"))
     A = halves.K // (2 * K)

@@ -8,10 +8,12 @@ and the best replaces the chosen fit when it leads by more than
 :data:`~bnpdist.algorithms.evidence.TIE_NATS` (type-II maximum likelihood over the fits, with
 Kass & Raftery 1995's tie).  When the kept neighbour differs from the chosen θ in one log
 coordinate alone (c or β), the fits walk on in that direction (×2 or ½; c inside the search's
-range ``hyper_search_["cov_fraction_range"]``) until :data:`WALK_PATIENCE` fits in a row fail to
-lead the best by more than the tie: the bound need not be monotone.  β's neighbours and walk
-are not held to the one-pass search's text ranges (:data:`~bnpdist.algorithms.hyper.TEXT_RANGES`):
-above them one ADF pass cannot open a cluster, but each fit here has its split moves.  The bound, not the hard
+range ``hyper_search_["cov_fraction_range"]``, β above ``hyper_search_["beta_floor"]``) until
+:data:`WALK_PATIENCE` fits in a row fail to lead the best by more than the tie: the bound need
+not be monotone.  β's neighbours and walk are not held to the one-pass search's cap on β
+(:data:`~bnpdist.algorithms.hyper.TEXT_RANGES`): above it one ADF pass cannot open a cluster,
+but each fit here has its split moves; its floor stays (below it long documents' model prefers
+a cluster per document).  The bound, not the hard
 log joint: on clusters that share rows the hard partition's prior charges N·H(n_k/N) with
 nothing back, which the bound's entropy gives back.  The record's ``chosen`` becomes the kept
 fit's θ (``search_choice``: the search's) and ``refits`` lists each fit's θ and bound.
@@ -76,7 +78,8 @@ def run(est, s):
     best = lead if lead[0] > fits[0][0] + TIE_NATS else fits[0]
     step = walk_step(rec["chosen"], best[1])
     key, factor = step or (None, None)
-    lo, hi = (rec.get("cov_fraction_range") or (0.0, 0.0)) if key == "obs.cov_fraction" else (0.0, np.inf)
+    lo, hi = ((rec.get("cov_fraction_range") or (0.0, 0.0)) if key == "obs.cov_fraction"
+              else (rec.get("beta_floor") or 0.0, np.inf))
     at, misses = best[1], 0
     while step is not None and lo * (1 - 1e-9) <= at[key] * factor <= hi * (1 + 1e-9):
         at = {**at, key: at[key] * factor}
