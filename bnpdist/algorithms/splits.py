@@ -26,8 +26,8 @@ The cuts (:data:`CUTS`, chosen by :func:`cuts_for`):
   the cut of largest gain kept.  A row sees where the rows before it in the scan went: moving
   every row at once to its likelier half under the start's statistics leaves the two halves of
   a cluster of short documents as alike as they started, where scans row by row separate its
-  topics (docs/QUALITY.md).  Each partition scans its own rows, the other partitions' rows held
-  at the start's halves.
+  topics (docs/QUALITY.md).  One map per scan: each partition scans its own rows, the other
+  partitions' rows where the last scan left them.
   A cluster that lumps several groups is seldom halved well by the principal axis of their
   pooled covariance; under a full-covariance Gaussian the refined cuts can over-split where the
   principal cut does not (docs/QUALITY.md).  Under a diagonal Gaussian, a cluster whose
@@ -228,7 +228,7 @@ def anchors(engine, data, family, stats: SuffStats, labels) -> SuffStats:
 
 
 def _start_sides(block, labels: np.ndarray, family, starts: tuple) -> np.ndarray:
-    """(A, n): each row's half in each start of ``starts`` = ((centre, axis) of the cuts across
+    """(A, n) int8: each row's half in each start of ``starts`` = ((centre, axis) of the cuts across
     axes, or None; the anchors of :func:`anchors`)."""
     axes, anchor = starts
     sides = [_anchor_sides(block, labels, family, anchor)]
