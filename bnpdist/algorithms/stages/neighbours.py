@@ -78,8 +78,9 @@ def run(est, s):
     best = lead if lead[0] > fits[0][0] + TIE_NATS else fits[0]
     step = walk_step(rec["chosen"], best[1])
     key, factor = step or (None, None)
+    floors = {"obs.beta": rec.get("beta_floor") or 0.0}
     lo, hi = ((rec.get("cov_fraction_range") or (0.0, 0.0)) if key == "obs.cov_fraction"
-              else (rec.get("beta_floor") or 0.0, np.inf))
+              else (floors.get(key, 0.0), np.inf))
     at, misses = best[1], 0
     while step is not None and lo * (1 - 1e-9) <= at[key] * factor <= hi * (1 + 1e-9):
         at = {**at, key: at[key] * factor}
