@@ -256,8 +256,9 @@ def _scan_part(block, seed, labels, family, sides: np.ndarray, halves: SuffStats
     sides = np.array(sides)
     rng = np.random.default_rng(child_seed(seed, scan))
     blk, hyper, out = kernel_block(block), family.kernel_hyper(), np.empty(3)
+    groups = _row_groups(labels)
     for a, side in enumerate(sides):
-        for k, rows in _row_groups(labels):
+        for k, rows in groups:
             pair = halves.take([2 * (a * K + k), 2 * (a * K + k) + 1])
             if pair.n.min() < 1:        # a start with an empty half: no second half to move to
                 continue

@@ -7,8 +7,8 @@ Row r (its half h_r, the halves' statistics without it) moves to half 0 with pro
 
 (f_h the family's posterior predictive under half h's statistics; each half keeps its anchor,
 so n_h ≥ 1).  A scan visits ``rows`` in order, drawing each row's half (half 0 where the row's
-uniform ``u`` is below q_r(0)) or, ``forced``, moving it to ``target``'s half, and returns log Π_r q_r(new half): the proposal probability of the
-scan's outcome (a merge's reverse split).  The halves are slots 0 and 1 of a kernel state of
+uniform ``u`` is below q_r(0)) or, ``forced``, moving it to ``target``'s half, and returns
+log Π_r q_r(new half): the proposal probability of the scan's outcome (a merge's reverse split).  The halves are slots 0 and 1 of a kernel state of
 capacity ≥ 3 (slot 2 empty, as :mod:`bnpdist.kernels.gibbs`'s new-cluster slot).  The
 uniforms come in an array, drawn by the caller (``rng.random(len(rows))``, the draws a
 Generator passed in would make): a numpy Generator passed to a compiled function leaks a few
