@@ -41,6 +41,18 @@ def test_fit_bar_has_a_total_and_the_printed_settings_are_the_runs(bars_folder, 
         ("es" if len(est.history_) != 2 else "")
 
 
+def test_a_default_fits_later_stages_draw_bars_of_their_own(bars_folder, tmp_path):
+    """The default fit's moves and neighbours' fits run past the "fit" stage's passes: each
+    stage gets a bar of its own, so the first never counts past its total."""
+    res = invoke("fit", bars_folder, "--out", tmp_path / "m", "--n-workers", "1")
+    assert res.exit_code == 0, res.output
+    states = _bars(res.stderr, "fit")
+    assert states[-1][0] == 100 and states[-1][1] == states[-1][2]
+    assert all(n <= t for _, n, t in states)
+    later = set(re.findall(r"fit · (\w+): \d+step", res.stderr))
+    assert later and later <= {"moves", "neighbours"}, res.stderr
+
+
 def test_recluster_bar_ends_complete_when_ep_stops_early(bars_folder, tmp_path):
     res = invoke("recluster", "--model", tmp_path / "models", "--new", bars_folder, "--settle", "0",
                  "--ep-passes", "15", "--n-workers", "1", "--hyperparameters", "fixed")

@@ -37,6 +37,8 @@ class Snapshot:
     label_parts : samplers: a function of no arguments returning this sweep's labels as they lie
         on the partitions (a DistData of per-partition integer arrays, cluster ids global across
         partitions but not 0..K−1), without gathering them; valid while the fit runs
+    stage : the stage of ``BNPMixture``'s fit that yielded it ("fit", "moves", "neighbours"; see
+        :mod:`bnpdist.algorithms.stages`), None outside a fit
     """
 
     step: int
@@ -55,6 +57,7 @@ class Snapshot:
     ends_pass: bool = True
     info: dict = field(default_factory=dict)
     label_parts: Callable[[], Any] | None = field(default=None, repr=False)
+    stage: str | None = None
 
     @property
     def n_clusters(self) -> int:

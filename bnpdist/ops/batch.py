@@ -8,6 +8,8 @@ existing folder is replaced (``force``) only if it is a model folder
 """
 from __future__ import annotations
 
+import itertools
+from operator import attrgetter
 from pathlib import Path
 
 from ..data import CorpusError, load, scan, write_vocab
@@ -45,26 +47,38 @@ def input_manifest(engine, corpus) -> Manifest:
 
 
 def expected_steps(est) -> int | None:
-    """Snapshots a fit of ``est`` yields: passes (EP, the ADF pass included) or sweeps
+    """Snapshots the "fit" stage of ``est`` yields: passes (EP, the ADF pass included) or sweeps
     (samplers); one round for ADF without ``batch_size`` (None: not known in advance)."""
     if est.algorithm == "adf":
         return 1 if est.batch_size is None else None
     return resolve_n_iter(est.algorithm, est.n_iter)
 
 
+def follow(est, snaps, progress=None) -> None:
+    """Run a fit to its end by consuming its snapshots ``snaps`` (``est.iter_fit``), each stage
+    under a bar of its own: ``progress(iterable, total, stage)``.  The "fit" stage's total is
+    :func:`expected_steps`; the later stages' (EP warm after each move, the neighbours' fits)
+    end when their moves stop paying, which no count known in advance states (None)."""
+    if progress is None:
+        for _ in snaps:
+            pass
+        return
+    for stage, group in itertools.groupby(snaps, key=attrgetter("stage")):
+        for _ in progress(group, expected_steps(est) if stage in (None, "fit") else None, stage):
+            pass
+
+
 def fit_to_dir(engine, est, source, out, *, force=False, vocab_size=None, n_partitions=None,
                progress=None) -> Path:
     """Validate ``source``, fit ``est`` on it and write the model folder ``out``.
 
-    ``progress(iterable, total)`` wraps the snapshots (one per ADF round / EP pass / sweep).
+    ``progress(iterable, total, stage)`` wraps each stage's snapshots (:func:`follow`).
     """
     out = check_output(out, source, kind="model", force=force)
     data, corpus = open_source(engine, source, vocab_size=vocab_size, n_partitions=n_partitions)
     check_output(out, list(corpus.files), kind="model", force=force)
     est.set_params(client=engine, n_partitions=None)
-    snaps = est.iter_fit(data)
-    for _ in (progress(snaps, expected_steps(est)) if progress else snaps):
-        pass
+    follow(est, est.iter_fit(data), progress)
     manifest = input_manifest(engine, corpus)
     with new_dir(out, replace=force) as tmp:
         est.save(tmp)

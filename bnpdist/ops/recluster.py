@@ -35,6 +35,7 @@ from sklearn.base import clone
 from ..data import CorpusError, scan, write_vocab
 from .arrivals import Arrivals, Stamp, Verdict
 from .assignments import FILE as ASSIGNMENTS, assign, row_files, row_ids, write_assignments
+from .batch import follow
 from .inputs import check_sources, list_inputs, open_input
 from .lineage import first, match, read_ids, write as write_lineage
 from .manifest import Entry, Manifest
@@ -132,8 +133,8 @@ def recluster(store, engine, new_sources, make_estimator, *, ep_passes: int = 10
               window: int | None = None, keep: int = 10, vocab_size: int | None = None,
               settle: float = 5.0, warm: bool = True, progress=None,
               allow_missing: bool = False) -> ReclusterResult:
-    """Run one reclustering (see the module docstring); ``progress(iterable, total)`` wraps
-    the EP passes (e.g. tqdm). New files must have been unchanged for ``settle`` seconds;
+    """Run one reclustering (see the module docstring); ``progress(iterable, total, stage)`` wraps
+    each stage's EP passes (:func:`~bnpdist.ops.batch.follow`). New files must have been unchanged for ``settle`` seconds;
     ``warm``: tonight's EP fit starts from ``latest`` (else from a recording ADF pass). A
     missing ``new_sources`` folder is an error unless ``allow_missing``."""
     check_sources(new_sources, allow_missing)
@@ -167,9 +168,7 @@ def recluster(store, engine, new_sources, make_estimator, *, ep_passes: int = 10
                 est.partial_fit(data)
         else:
             est = _estimator(est, make_estimator, ep_passes, warm).set_params(client=engine)
-            snaps = est.iter_fit(window_data)
-            for _ in (progress(snaps, ep_passes + 1) if progress else snaps):
-                pass
+            follow(est, est.iter_fit(window_data), progress)
         for e, stamp in zip(used, stamps):
             if Stamp.of(e.path) != stamp:
                 raise CorpusError("changed while it was read; nothing published", e.path)

@@ -22,6 +22,8 @@ final_e_step       ADF/EP: labels = predict(X), empty clusters dropped; converge
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import final_e_step, fit, hyperplanes, moves, neighbours, point_estimate, resolve, search, tails
 from .state import FitState, warm_state
 
@@ -51,11 +53,13 @@ def check_stages(stages) -> tuple:
 
 
 def run(est, s: FitState):
-    """Every selected stage that applies, in order; yields their snapshots."""
+    """Every selected stage that applies, in order; yields their snapshots, each with its
+    ``stage`` named (a copy where the stage yields again one an earlier stage made)."""
     for name in s.stages:
         stage = STAGES[name]
         if stage.applies(est, s):
-            yield from stage.run(est, s)
+            for snap in stage.run(est, s):
+                yield snap if snap.stage == name else replace(snap, stage=name)
 
 
 __all__ = ["DEFAULT_STAGES", "REQUIRED", "STAGES", "FitState", "check_stages", "run", "warm_state"]
