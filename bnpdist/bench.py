@@ -14,8 +14,9 @@ Entry points (``bnpdist bench`` calls :func:`main_table`):
   ``"cold"`` (:func:`cold_start_benchmark`: a first fit with an empty numba cache against the
   same fit with the cache it filled), ``"memory"`` (:func:`memory_benchmark`: what an EP fit
   allocates per row, next to the rows' CSR) and ``"gibbs"`` (:func:`gibbs_benchmark`: a
-  collapsed Gibbs sweep against X·W) and ``"subcluster"`` (:func:`subcluster_benchmark`: the
-  sub-cluster sampler against scikit-learn's BayesianGaussianMixture on blobs).
+  collapsed Gibbs sweep against X·W), ``"default"`` (:func:`default_benchmark`: the default
+  fit, its CPU / wall and partitions) and ``"subcluster"`` (:func:`subcluster_benchmark`: the
+  sub-cluster sampler), both against scikit-learn's BayesianGaussianMixture on blobs.
 * :func:`adf_ep_benchmark`, :func:`scaling_benchmark`, :func:`read_benchmark`,
   :func:`product_bounds` return :class:`Row` objects; :func:`table` formats them and
   :func:`write_section` puts a table into a Markdown file (``docs/BENCHMARKS.md``).
@@ -29,6 +30,7 @@ over those of an X·W timed next to it.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -42,7 +44,7 @@ import numpy as np
 
 #: what main_table can measure
 WHAT = ("product", "adf", "ep", "read", "scale", "scaling", "outofcore", "auto", "traffic", "cold", "memory", "gibbs",
-        "subcluster")
+        "default", "subcluster")
 #: the sub-cluster benchmark's blobs (issue 17): rows, features, centres (``make_blobs``, seed 0)
 BLOBS = ((30_000, 8, 12), (100_000, 10, 20))
 #: the NYT-shaped benchmark model: DP(1) and a Dirichlet weight of 0.01 per word (K ≈ 100)
@@ -786,6 +788,43 @@ def subcluster_passes(est, X, seed: int = 0) -> dict[str, float]:
             "scan": _timed(lambda: sc._scan_task(X, seed, prev, 0, scan))[1]}
 
 
+@functools.lru_cache(maxsize=None)
+def _bgm_on_blobs(n: int, d: int, centres: int, seed: int) -> tuple:
+    """(X, y, BGM's labels, its (wall, CPU) seconds): scikit-learn's BayesianGaussianMixture as
+    the quality league plays it (DP weights, :func:`~bnpdist.peers.bgm_labels`) on
+    ``make_blobs(n, d, centres)``, fitted once per run for every benchmark that compares with it."""
+    from sklearn.datasets import make_blobs
+    from .peers import bgm_labels
+    X, y = make_blobs(n, d, centers=centres, random_state=seed)
+    t0 = _clock()
+    peer = bgm_labels(X, seed, "dirichlet_process")
+    return X, y, peer, _since(t0)
+
+
+def default_benchmark(blobs=BLOBS, seed: int = 0) -> list[Row]:
+    """``BNPMixture()`` with every default (the whole pipeline: search, EP, moves, neighbours)
+    against BayesianGaussianMixture (:func:`_bgm_on_blobs`) on each of ``blobs``, in the same
+    run: wall and CPU seconds, CPU / wall (every core in use: as many as :func:`cores`), the
+    in-memory partitions the input was cut into, AMI and K of each, BGM's CPU over ours (issue
+    33's target from 10,000 rows: ≥ 1×)."""
+    from sklearn.metrics import adjusted_mutual_info_score as ami
+    from .data.source import as_source
+    from .mixture import BNPMixture
+    rows = []
+    for n, d, centres in blobs:
+        X, y, peer, bgm = _bgm_on_blobs(n, d, centres, seed)
+        BNPMixture(random_state=seed).fit(X[:300])      # load the kernels outside the timing
+        t0 = _clock()
+        est = BNPMixture(random_state=seed).fit(X)
+        ours = _since(t0)
+        rows.append(Row(f"default fit, {n:,} × {d} blobs ({centres} centres)", ours[0],
+                        {"CPU / wall": f"{ours[1] / ours[0]:.2f} of {cores()}",
+                         "partitions": as_source(X).n_pieces, "AMI": f"{ami(y, est.labels_):.3f}",
+                         "K": est.n_clusters_, "BGM CPU s": f"{bgm[1]:.1f}", "BGM AMI": f"{ami(y, peer):.3f}",
+                         "BGM K": len(np.unique(peer)), "BGM CPU / ours": f"{bgm[1] / ours[1]:.2f}×"}, ours[1]))
+    return rows
+
+
 def subcluster_benchmark(blobs=BLOBS, seed: int = 0) -> list[Row]:
     """The sub-cluster sampler with every default (``BNPMixture(algorithm="subcluster")``: the
     "auto" search, sweeps until its chain is stationary, in process) against scikit-learn's
@@ -795,18 +834,13 @@ def subcluster_benchmark(blobs=BLOBS, seed: int = 0) -> list[Row]:
     each, the sweeps the rule ran, BGM's CPU seconds over ours (issue 17's target: ≥ 20× at
     equal NMI); then the sampler's row passes (:func:`subcluster_passes`) against the bound of
     a row kernel, X·W at the fitted K (:func:`_dense_xw`), on the same rows."""
-    from sklearn.datasets import make_blobs
     from sklearn.metrics import normalized_mutual_info_score as nmi
     from .mixture import BNPMixture
-    from .peers import bgm_labels
     fit = lambda X: BNPMixture(algorithm="subcluster", random_state=seed).fit(X)
     rows = []
     for n, d, centres in blobs:
-        X, y = make_blobs(n, d, centers=centres, random_state=seed)
+        X, y, peer, bgm = _bgm_on_blobs(n, d, centres, seed)
         fit(X[:300])                          # load / compile the kernels outside the timing
-        t0 = _clock()
-        peer = bgm_labels(X, seed, "dirichlet_process")
-        bgm = _since(t0)
         t0 = _clock()
         est = fit(X)
         ours = _since(t0)
@@ -867,6 +901,8 @@ def main_table(what: list[str], n_docs: int, engine=None) -> str:
         rows.append(memory_benchmark(n_docs))
     if "gibbs" in what:
         rows.append(gibbs_benchmark(n_docs))
+    if "default" in what:
+        rows += default_benchmark()
     if "subcluster" in what:
         rows += subcluster_benchmark()
     return table(rows)

@@ -558,7 +558,7 @@ def _seeds(value: str | None):
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "scaling", "outofcore", "auto", "traffic", "cold", "memory", "gibbs", "subcluster", "quality"]),
+@click.option("--what", type=click.Choice(["product", "adf", "ep", "read", "scale", "scaling", "outofcore", "auto", "traffic", "cold", "memory", "gibbs", "default", "subcluster", "quality"]),
               multiple=True, default=("product", "adf", "ep"), show_default=True,
               help="Benchmarks to run (repeatable): product = X·W bound (numba, scipy); adf / ep = "
                    "one ADF pass / EP passes in one process as ratios to X·W; read = Parquet into "
@@ -571,8 +571,9 @@ def _seeds(value: str | None):
                    "auto = the --hyperparameters auto search as a multiple of one fit; traffic = tasks, "
                    "graph bytes and bytes served per EP pass on the cluster; cold = a first fit with an "
                    "empty numba cache against the warm one; memory = an EP fit's peak allocation per row "
-                   "against its CSR; gibbs = a collapsed Gibbs sweep against X·W; subcluster = the sub-cluster "
-                   "sampler with every default against BayesianGaussianMixture on blobs of 30,000 × 8 and "
+                   "against its CSR; gibbs = a collapsed Gibbs sweep against X·W; default = the default fit "
+                   "(its CPU / wall and partitions) and subcluster = the sub-cluster sampler with every "
+                   "default, each against BayesianGaussianMixture on blobs of 30,000 × 8 and "
                    "100,000 × 10; quality = the "
                    "quality league (every algorithm with every default against peers on labelled sets, "
                    "docs/QUALITY.md).")

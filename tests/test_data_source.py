@@ -1,4 +1,6 @@
 """bnpdist/data/source.py: one recogniser of inputs, and the same pieces for every engine."""
+import math
+
 import dask.array as da
 import numpy as np
 import pandas as pd
@@ -6,8 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 from bnpdist.data import CSRBlock, read_labels, read_piece, scan, write_dense
-from bnpdist.data.source import (DASK, MEMORY, OTHER, PARQUET, SEQUENCES, ArraySource, ParquetSource,
-                                 as_source, kind_of, sequences)
+from bnpdist.data.source import (DASK, MEMORY, OTHER, PARQUET, PARTITION_BYTES, PARTITION_ROWS, SEQUENCES,
+                                 ArraySource, ParquetSource, as_source, default_partitions, kind_of, sequences)
 from bnpdist.distributed import DaskEngine, LocalEngine
 
 
@@ -48,7 +50,7 @@ def test_array_pieces_and_refusals():
     src = as_source(X, n_partitions=3)
     assert isinstance(src, ArraySource) and src.held and src.piece_rows == (3, 3, 4)
     assert as_source(X, bounds=[0, 7, 10]).piece_rows == (7, 3)
-    assert as_source(X, piece_bytes=48).n_pieces == 4            # 160 bytes in blocks of ~48
+    assert as_source(X).n_pieces == 1                             # 160 bytes, 10 rows
     assert as_source(src) is src and (src.kind, src.n_features) == ("dense", 2)
     assert as_source(sp.csr_matrix(X)).kind == "csr"
     with pytest.raises(ValueError, match="at least 1"):
@@ -57,6 +59,19 @@ def test_array_pieces_and_refusals():
         as_source(pd.DataFrame(X))
     with pytest.raises(ValueError, match="row 1, column 0"):
         as_source(np.array([[0.0], [np.nan]]))
+
+
+def test_in_memory_pieces_are_a_few_mb_of_enough_rows():
+    """Without ``n_partitions``: pieces of about PARTITION_BYTES, none under PARTITION_ROWS rows,
+    so that 10⁵ × 10 floats map on two cores and a thousand wide rows stay one piece."""
+    assert default_partitions(100_000, 100_000 * 10 * 8) == 2
+    assert default_partitions(1_463, 1_463 * 381 * 8) == 1           # 4.3 MiB of few rows
+    assert default_partitions(10**6, 10**6 * 100 * 8) == 100          # 763 MiB: 10⁴ rows each
+    assert default_partitions(10**7, 10**7 * 4 * 8) == math.ceil(10**7 * 32 / PARTITION_BYTES)
+    assert default_partitions(5, 0) == 1
+    X = np.zeros((2 * PARTITION_ROWS, PARTITION_BYTES // (8 * PARTITION_ROWS) + 1))
+    assert as_source(X).piece_rows == (PARTITION_ROWS, PARTITION_ROWS)
+    assert LocalEngine().partitions(X).n_partitions == 2
 
 
 def test_both_engines_read_the_same_pieces(parquet):

@@ -88,21 +88,35 @@ def _kind(block: Block) -> str:
     return "csr" if isinstance(block, CSRBlock) else "dense"
 
 
-def row_bounds(n: int, size: int, n_partitions: int | None = None, bounds=None,
-               piece_bytes: int | None = None) -> list[int]:
+#: in-memory input without ``n_partitions`` is cut into pieces of about this many bytes ...
+PARTITION_BYTES = 4 * 2**20
+#: ... of at least this many rows each: below it a pass's fixed work per partition (the
+#: clusters' global updates, the merge of the partitions' states) outweighs the rows' scan
+PARTITION_ROWS = 10_000
+
+
+def default_partitions(n: int, size: int) -> int:
+    """Pieces of an in-memory input of ``n`` rows and ``size`` bytes when none are asked for:
+    about :data:`PARTITION_BYTES` each but none under :data:`PARTITION_ROWS` rows.  A function of
+    the data alone, so that a result does not depend on the engine or the cores it has; data of
+    more than a few MB gets pieces to map on every core (the local engine maps them in threads)."""
+    return max(1, min(math.ceil(size / PARTITION_BYTES), n // PARTITION_ROWS))
+
+
+def row_bounds(n: int, size: int, n_partitions: int | None = None, bounds=None) -> list[int]:
     """Where an in-memory input of ``n`` rows and ``size`` bytes is cut: at ``bounds`` (rising
-    from 0 to n), else into ``n_partitions`` equal row ranges (None: ranges of about
-    ``piece_bytes`` each, a function of the data alone; without it one range)."""
+    from 0 to n), else into ``n_partitions`` equal row ranges (None:
+    :func:`default_partitions`)."""
     if bounds is not None:
         bounds = [int(b) for b in bounds]
         if bounds[0] != 0 or bounds[-1] != n or any(b > c for b, c in zip(bounds, bounds[1:])):
             raise ValueError(f"row bounds must rise from 0 to {n}, got {bounds}")
         return bounds
-    if n_partitions is None and piece_bytes is not None:
-        n_partitions = max(1, math.ceil(size / piece_bytes))
-    if n_partitions is not None and n_partitions < 1:
+    if n_partitions is None:
+        n_partitions = default_partitions(n, size)
+    if n_partitions < 1:
         raise ValueError(f"n_partitions must be at least 1, got {n_partitions}")
-    return np.linspace(0, n, max(1, min(n_partitions or 1, n)) + 1).astype(int).tolist()
+    return np.linspace(0, n, max(1, min(n_partitions, n)) + 1).astype(int).tolist()
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,13 +127,11 @@ class ArraySource(Source):
     held = True
 
     @classmethod
-    def of(cls, X, n_partitions: int | None = None, bounds=None,
-           piece_bytes: int | None = None) -> "ArraySource":
-        """``X`` cut at the row ``bounds``, or into ``n_partitions`` blocks (None: blocks of
-        about ``piece_bytes`` each, a function of the data alone; without it one block)."""
+    def of(cls, X, n_partitions: int | None = None, bounds=None) -> "ArraySource":
+        """``X`` cut at the row ``bounds``, or into ``n_partitions`` blocks (None:
+        :func:`default_partitions`)."""
         block = checked_block(X)
-        return cls(tuple(split_at(block, row_bounds(n_rows(block), nbytes(block), n_partitions, bounds,
-                                                    piece_bytes))))
+        return cls(tuple(split_at(block, row_bounds(n_rows(block), nbytes(block), n_partitions, bounds))))
 
     @property
     def kind(self) -> str:
@@ -162,7 +174,7 @@ class ParquetSource(Source):
         return read_labels(self.corpus, self.corpus.pieces[i])
 
 
-def as_source(x, *, n_partitions: int | None = None, bounds=None, piece_bytes: int | None = None) -> Source:
+def as_source(x, *, n_partitions: int | None = None, bounds=None) -> Source:
     """The :class:`Source` of an input: a Parquet source (scanned unless it is a Corpus; its
     pieces are its row groups, so ``n_partitions`` and ``bounds`` are refused), or an in-memory
     matrix cut as :meth:`ArraySource.of` says.  A source is returned as it is."""
@@ -179,7 +191,7 @@ def as_source(x, *, n_partitions: int | None = None, bounds=None, piece_bytes: i
         raise TypeError("a Spark DataFrame is partitioned by a SparkEngine")
     if kind_of(x) == OTHER:
         raise TypeError(f"cannot partition a {type(x).__name__}")
-    return ArraySource.of(x, n_partitions, bounds, piece_bytes)
+    return ArraySource.of(x, n_partitions, bounds)
 
 
 def parquet_sequences(source) -> list:

@@ -23,10 +23,6 @@ from ..data.source import DASK, Source, as_source, kind_of
 from .ondisk import Unread
 from .protocol import DistData
 
-#: target in-memory size of one partition when ``n_partitions`` is not given
-PARTITION_BYTES = 32 * 2**20
-
-
 def identity(x):
     """``x`` itself: a task that holds a value under a deterministic key."""
     return x
@@ -71,10 +67,9 @@ def from_dask(client: Client, x) -> DistData:
 
 def partition(client: Client, source, n_partitions: int | None = None, bounds=None,
               deferred: bool = False) -> DistData:
-    """Partitions of any source (see :meth:`Engine.partitions`); in-memory data without
-    ``n_partitions`` in blocks of about :data:`PARTITION_BYTES`, a function of the data alone,
-    so that results do not depend on the number of workers; ``deferred``: Parquet pieces read
-    by each task (:func:`from_source`)."""
+    """Partitions of any source (see :meth:`Engine.partitions`; in-memory data without
+    ``n_partitions``: :func:`~bnpdist.data.source.default_partitions`); ``deferred``: Parquet
+    pieces read by each task (:func:`from_source`)."""
     if isinstance(source, DistData):
         return source
     if kind_of(source) == DASK:
@@ -82,8 +77,7 @@ def partition(client: Client, source, n_partitions: int | None = None, bounds=No
             raise ValueError("n_partitions and bounds apply to in-memory data only: dask "
                              "partitions are row chunks")
         return from_dask(client, source)
-    return from_source(client, as_source(source, n_partitions=n_partitions, bounds=bounds,
-                                         piece_bytes=PARTITION_BYTES), deferred)
+    return from_source(client, as_source(source, n_partitions=n_partitions, bounds=bounds), deferred)
 
 
 def labels_like(client: Client, data: DistData, y=None) -> DistData:

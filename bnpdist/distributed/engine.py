@@ -224,8 +224,8 @@ class DaskEngine(Engine):
     # --- data ----------------------------------------------------------------------------
     def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
         """Partition ``source`` onto the workers (see :meth:`Engine.partitions`; in-memory
-        data: ``n_partitions`` blocks, default about 32 MiB each).  Call :meth:`validate` to
-        surface input errors before computing."""
+        data: ``n_partitions`` blocks, default :func:`~bnpdist.data.source.default_partitions`).
+        Call :meth:`validate` to surface input errors before computing."""
         return partition(self.client, source, n_partitions, bounds, self.out_of_core is not None)
 
     def validate(self, data: DistData) -> DistData:

@@ -4,7 +4,7 @@ The DataFrame has the columns of a Parquet corpus (the README's input format): b
 ``token_ids``, ``counts``; dense ``id`` and ``features`` or numeric columns.  Its schema is
 checked as a Parquet file's (:func:`~bnpdist.data.schema.layout`), its rows are ordered by id
 and cut as an in-memory matrix of those rows is (:func:`~bnpdist.data.source.row_bounds`:
-``bounds``, ``n_partitions`` equal row ranges, else blocks of about ``piece_bytes``), and each
+``bounds``, ``n_partitions`` equal row ranges, else :func:`~bnpdist.data.source.default_partitions`), and each
 piece is built and checked on an executor by the Parquet reader's row code
 (:func:`~bnpdist.data.parquet.table_block`; a bad value is named by column, piece and row).
 A bag-of-words frame's vocabulary size is ``vocab_size`` or 1 + its largest token id.
@@ -32,8 +32,7 @@ def _builder(corpus: Corpus, schema: pa.Schema):
     return build
 
 
-def frame_pieces(df, *, n_partitions: int | None = None, bounds=None, piece_bytes: int | None = None,
-                 vocab_size: int | None = None):
+def frame_pieces(df, *, n_partitions: int | None = None, bounds=None, vocab_size: int | None = None):
     """``(rdd, kind, n_features, piece_rows)``: one block (or its error) per Spark partition."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -50,7 +49,7 @@ def frame_pieces(df, *, n_partitions: int | None = None, bounds=None, piece_byte
         nbytes = 8 * n * n_features
     if n == 0:
         raise ValueError(f"{FRAME}: no rows")
-    edges = np.asarray(row_bounds(int(n), nbytes, n_partitions, bounds, piece_bytes))
+    edges = np.asarray(row_bounds(int(n), nbytes, n_partitions, bounds))
     P = len(edges) - 1
     corpus = Corpus((), lay.kind, max(n_features, 1), None, lay.columns)
     schema = to_arrow_schema(df.schema)

@@ -49,7 +49,6 @@ import numpy as np
 from ..data import read_labels
 from ..data.source import SPARK, as_source, kind_of
 from ..seeds import partition_seed
-from .dataset import PARTITION_BYTES
 from .engine import WORKER_ENV
 from .failed import Failed, first_error, guarded
 from .local import LocalEngine, fold_in_order
@@ -327,16 +326,15 @@ class SparkEngine(Engine):
 
     def partitions(self, source, *, n_partitions: int | None = None, bounds=None) -> DistData:
         """Partition ``source`` (see :meth:`Engine.partitions`; in-memory data: ``n_partitions``
-        blocks, default about 32 MiB each; a Spark DataFrame: :func:`~bnpdist.distributed.frames.frame_pieces`):
+        blocks, default :func:`~bnpdist.data.source.default_partitions`; a Spark DataFrame: :func:`~bnpdist.distributed.frames.frame_pieces`):
         one Spark partition per piece.  Call :meth:`validate` to surface input errors."""
         if isinstance(source, DistData):
             return source
         if kind_of(source) == SPARK:
             from .frames import frame_pieces
-            rdd, kind, width, rows = frame_pieces(source, n_partitions=n_partitions, bounds=bounds,
-                                                  piece_bytes=PARTITION_BYTES)
+            rdd, kind, width, rows = frame_pieces(source, n_partitions=n_partitions, bounds=bounds)
             return DistData(self._held(rdd, len(rows)), kind, width, rows, uuid.uuid4().hex)
-        src = as_source(source, n_partitions=n_partitions, bounds=bounds, piece_bytes=PARTITION_BYTES)
+        src = as_source(source, n_partitions=n_partitions, bounds=bounds)
         if src.held:
             sent = [self.sc.broadcast(src.read(i)) for i in range(src.n_pieces)]
             self._broadcasts += sent
