@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,3 +173,17 @@ def test_no_import_cycles():
         if v not in state:
             visit(v, [v])
     assert not cycles, cycles
+
+
+def test_a_fit_in_this_process_does_not_import_dask_distributed():
+    """In-memory input without a client runs on the local engine: Dask's ``distributed`` (about
+    half a second to import) is loaded only where a Dask engine is started."""
+    code = ("import sys; import numpy as np; from bnpdist import BNPMixture; "
+            "BNPMixture(hyperparameters='fixed', n_iter=2).fit(np.random.default_rng(0).normal(size=(60, 2))); "
+            "import bnpdist.distributed as d; d.LocalEngine; d.configured_scheduler(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('distributed', 'pyspark')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+    from bnpdist.distributed import DaskEngine, SparkEngine, tls_security    # the lazy names resolve
+    assert DaskEngine.__name__ == "DaskEngine" and SparkEngine.__name__ == "SparkEngine" and callable(tls_security)

@@ -17,7 +17,7 @@ from typing import Iterator
 
 from ..data.blocks import nbytes
 from ..data.source import MEMORY, SEQUENCES, SPARK, kind_of
-from .engine import DaskEngine, configured_scheduler
+from .handshake import configured_scheduler
 from .local import LocalEngine
 from .protocol import Engine
 
@@ -47,5 +47,6 @@ def engine_for(client=None, scheduler: str | None = None, source=None) -> Iterat
           and kind_of(source) in (MEMORY, SEQUENCES) and nbytes(source) <= LOCAL_BYTES):
         yield LocalEngine(threads=os.cpu_count() or 1)
     else:
+        from .engine import DaskEngine
         with DaskEngine(client=client, scheduler=scheduler, dashboard=False) as engine:
             yield engine

@@ -33,7 +33,7 @@ from distributed.utils import format_dashboard_link
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from .dataset import identity, labels_like, partition
-from .handshake import ClusterUnavailable, check_scheduler
+from .handshake import ClusterUnavailable, check_scheduler, configured_scheduler
 from .ondisk import OnDisk, columns_of, loaded, parked, remove
 from .protocol import FAN_IN, DistData, Engine
 from .reduce import tree_reduce
@@ -65,11 +65,6 @@ def _select(select, value):
 
 def _select_list(select, *values):
     return [select(loaded(v)) for v in values]
-
-
-def configured_scheduler() -> str | None:
-    """The scheduler address Dask's config names (``DASK_SCHEDULER_ADDRESS``), or None."""
-    return dask.config.get("scheduler-address", None)
 
 
 def tls_security(ca: str, cert: str, key: str) -> Security:

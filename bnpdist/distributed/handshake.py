@@ -35,6 +35,13 @@ class NotAScheduler(ClusterUnavailable):
     exit_code = 2
 
 
+def configured_scheduler() -> str | None:
+    """The scheduler address Dask's config names (``DASK_SCHEDULER_ADDRESS``), or None (``dask``
+    alone imported, not ``distributed``)."""
+    import dask.config
+    return dask.config.get("scheduler-address", None)
+
+
 def _address(scheduler: str) -> str | None:
     """The address of ``scheduler`` (itself, or the one a scheduler file names)."""
     if os.path.isfile(scheduler):
