@@ -740,7 +740,7 @@ def gibbs_benchmark(n_docs: int = 20_000, *, sweeps: int = 3, seed: int = 0) -> 
     from .mixture import BNPMixture
     from .priors import DP
     X = make_nyt_like(n_docs, seed=seed)[0]
-    kw = dict(prior=DP(1.0), obs=nyt_family(X.n_cols), hyperparameters="fixed", random_state=seed)
+    kw = dict(prior=DP(1.0), obs=nyt_family(X.n_cols), hyperparameters="fixed", random_state=seed, n_partitions=1)
     labels = BNPMixture(algorithm="ep", splits=None, n_iter=3, tol=0.0, epsilon=EPSILON, **kw).fit(X).labels_
     est = BNPMixture(algorithm="gibbs", n_iter=1 + sweeps, burn_in=0, **kw)
     it, runs = est.iter_fit(X, init_labels=labels), []

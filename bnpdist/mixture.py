@@ -126,7 +126,7 @@ class BNPMixture(ClusterMixin, ClusterSummaries, Estimator):
         (nats) above which clusters merge (Tank et al. 2015); None disables the merge step
     tol : EP stops when the relative L1 change of the statistics falls below ``tol``
     batch_size : rows per partition per ADF round (None: each partition in one round)
-    n_partitions : partitions of in-memory input (None: about 4 MiB each, none under 10⁴ rows:
+    n_partitions : partitions of in-memory input (None: about 4 MiB each, none under 5·10⁴ rows:
         :func:`~bnpdist.data.source.default_partitions`)
     random_state : int seed, default 0 so that a run repeats exactly; None draws one (``seed_``)
     sample_hyperparameters : samplers "gibbs" and "anneal": resample the prior's hyperparameters

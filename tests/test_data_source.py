@@ -63,10 +63,11 @@ def test_array_pieces_and_refusals():
 
 def test_in_memory_pieces_are_a_few_mb_of_enough_rows():
     """Without ``n_partitions``: pieces of about PARTITION_BYTES, none under PARTITION_ROWS rows,
-    so that 10⁵ × 10 floats map on two cores and a thousand wide rows stay one piece."""
+    so that 10⁵ × 10 floats map on two cores and a few thousand wide rows stay one piece."""
     assert default_partitions(100_000, 100_000 * 10 * 8) == 2
     assert default_partitions(1_463, 1_463 * 381 * 8) == 1           # 4.3 MiB of few rows
-    assert default_partitions(10**6, 10**6 * 100 * 8) == 100          # 763 MiB: 10⁴ rows each
+    assert default_partitions(10**6, 10**6 * 100 * 8) == 20           # 763 MiB: 5·10⁴ rows each
+    assert default_partitions(20_000, 44 * 2**20) == 1                # 20,000 long documents
     assert default_partitions(10**7, 10**7 * 4 * 8) == math.ceil(10**7 * 32 / PARTITION_BYTES)
     assert default_partitions(5, 0) == 1
     X = np.zeros((2 * PARTITION_ROWS, PARTITION_BYTES // (8 * PARTITION_ROWS) + 1))

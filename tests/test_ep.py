@@ -118,6 +118,21 @@ def test_stats_equal_sum_of_local_contributions_after_every_pass(data, prior, ep
         assert np.all(R.sum(1) <= 1.0 + 1e-9)  # < 1 only for rows that lost a dropped cluster
 
 
+def test_the_single_stream_runs_stay_one_partition_whatever_the_default_pieces(monkeypatch):
+    """ep_stream / adf_stream are the one-partition runs (their ``resp`` covers every row), even
+    where in-memory input of that size is cut into several pieces by default."""
+    import bnpdist.data.source as source
+    X, fam = bars(n=80, tokens=8)
+    monkeypatch.setattr(source, "PARTITION_BYTES", 64)
+    monkeypatch.setattr(source, "PARTITION_ROWS", 10)
+    assert source.as_source(X).n_pieces == 8
+    *_, (_, state, resp) = ep_stream(fam, DP(1.0), X, epsilon=0.01, merge_threshold=0.0, n_iter=3, tol=0.0, seed=0)
+    *_, (_, astate, aresp) = adf_stream(fam, DP(1.0), X, epsilon=0.01, merge_threshold=0.0, record=True)
+    for s, r in ((state, resp), (astate, aresp)):
+        assert len(r[0]) == X.shape[0]
+        assert fam.stats(X, dense_resp(r, X.shape[0], s.stats.K)).allclose(s.stats, rtol=1e-9, atol=1e-8)
+
+
 def test_drop_removes_small_clusters_and_their_contributions():
     X, fam = bars(n=80, tokens=8)
     snaps = list(ep_stream(fam, DP(1.0), X, epsilon=0.01, merge_threshold=None, n_iter=4, tol=0.0, seed=1))

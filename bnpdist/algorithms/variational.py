@@ -447,7 +447,7 @@ def adf_stream(family: ObsFamily, prior, block, state: VarState | None = None, *
     holds the responsibilities of all rows so far in the current cluster numbering.
     """
     engine = LocalEngine()
-    run = VariationalRun(engine, engine.partitions(block), family, prior, epsilon=epsilon,
+    run = VariationalRun(engine, engine.partitions(block, n_partitions=1), family, prior, epsilon=epsilon,
                          merge_threshold=merge_threshold, seed=0, batch_size=batch_size, state=state)
     for snap in run.adf(record=record):
         yield snap, run.state, (run.contributions()[0] if record else None)
@@ -463,7 +463,7 @@ def ep_stream(family: ObsFamily, prior, block, *, epsilon: float, merge_threshol
     resp)`` per ADF batch and per EP pass.
     """
     engine = LocalEngine()
-    run = VariationalRun(engine, engine.partitions(block), family, prior, epsilon=epsilon,
+    run = VariationalRun(engine, engine.partitions(block, n_partitions=1), family, prior, epsilon=epsilon,
                          merge_threshold=merge_threshold, seed=seed, batch_size=batch_size,
                          n_iter=n_iter, tol=tol)
     for snap in run.adf(record=True):

@@ -90,9 +90,9 @@ def _kind(block: Block) -> str:
 
 #: in-memory input without ``n_partitions`` is cut into pieces of about this many bytes ...
 PARTITION_BYTES = 4 * 2**20
-#: ... of at least this many rows each: below it a pass's fixed work per partition (the
-#: clusters' global updates, the merge of the partitions' states) outweighs the rows' scan
-PARTITION_ROWS = 10_000
+#: ... of at least this many rows each: a partition's task holds a few arrays of the clusters'
+#: state (K × d) and the reduction one per partition, work and memory that its rows must outweigh
+PARTITION_ROWS = 50_000
 
 
 def default_partitions(n: int, size: int) -> int:
