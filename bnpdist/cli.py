@@ -137,7 +137,7 @@ def _engine(kw: dict, quiet=False):
 
 def progress(desc: str, unit: str):
     """A ``(iterable, total=None, stage=None) -> iterable`` wrapper drawing a tqdm bar on
-    stderr, named ``desc`` or, for a fit's later stage, "desc · stage"; a run that ends before
+    stderr, named ``desc`` or, for a fit's later ``stage``, "desc · stage"; a run that ends before
     ``total`` (EP reached its tolerance) shows its bar complete. Each step is a point where a
     Ctrl-C that Python swallowed is raised again (``ops.interrupt``)."""
     from tqdm import tqdm
@@ -145,7 +145,7 @@ def progress(desc: str, unit: str):
     from .ops.interrupt import raise_if_interrupted
 
     def wrap(iterable, total=None, stage=None):
-        name = desc if stage in (None, "fit") else f"{desc} · {stage}"
+        name = desc if stage is None else f"{desc} · {stage}"
         bar = tqdm(total=total, desc=name, unit=unit, file=sys.stderr, dynamic_ncols=True)
         with bar:
             for item in iterable:

@@ -56,15 +56,17 @@ def expected_steps(est) -> int | None:
 
 def follow(est, snaps, progress=None) -> None:
     """Run a fit to its end by consuming its snapshots ``snaps`` (``est.iter_fit``), each stage
-    under a bar of its own: ``progress(iterable, total, stage)``.  The "fit" stage's total is
-    :func:`expected_steps`; the later stages' (EP warm after each move, the neighbours' fits)
-    end when their moves stop paying, which no count known in advance states (None)."""
+    under a bar of its own: ``progress(iterable, total, stage)``, ``stage`` None for the "fit"
+    stage itself, whose total is :func:`expected_steps`; the later stages' (EP warm after each
+    move, the neighbours' fits) end when their moves stop paying, which no count known in advance
+    states (None)."""
     if progress is None:
         for _ in snaps:
             pass
         return
     for stage, group in itertools.groupby(snaps, key=attrgetter("stage")):
-        for _ in progress(group, expected_steps(est) if stage in (None, "fit") else None, stage):
+        later = stage not in (None, "fit")
+        for _ in progress(group, None if later else expected_steps(est), stage if later else None):
             pass
 
 
